@@ -1,0 +1,54 @@
+# umwait lab: kernel series, umwait-trace and the QEMU lab that runs them.
+#
+#   make            build everything (qemu and kernel are cached outside the clone)
+#   make demo       boot the guest and show the lab at work
+#   make test       run the whole test suite (ends with "N passed, N failed, N skipped")
+#   make setup      install the Debian packages the lab needs (root)
+#   make checkpatch run checkpatch --strict on the kernel series
+#   make clean      remove build/ (the cache stays; see vm/cache-dir)
+
+BUILD   := build
+CC      ?= gcc
+CFLAGS  ?= -O2 -g
+TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -static -pthread
+
+TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write)
+GUEST_FILES := vm/init tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/golden -type f 2>/dev/null)
+
+.PHONY: all setup qemu kernel tools initramfs demo test checkpatch clean
+
+all: setup qemu kernel tools initramfs
+
+setup:
+	@vm/setup-host
+
+qemu: setup
+	@vm/ensure qemu >/dev/null
+
+kernel: setup
+	@vm/ensure kernel >/dev/null
+
+tools: $(TOOLS)
+
+$(BUILD)/tools/%: tools/%.c tools/errname.h | $(BUILD)/tools
+	$(CC) $(TOOL_CFLAGS) -o $@ $<
+
+$(BUILD)/tools:
+	mkdir -p $@
+
+initramfs: $(BUILD)/initramfs.cpio
+
+$(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES)
+	vm/build-initramfs $@ $(TOOLS)
+
+demo: all
+	vm/run -- /lab/tests/demo
+
+test: all
+	tests/run
+
+checkpatch: kernel
+	LAB_KERNEL_SRC=$$(vm/ensure kernel)/src bash tests/host/10-checkpatch.t
+
+clean:
+	rm -rf $(BUILD)

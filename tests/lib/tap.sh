@@ -1,0 +1,87 @@
+# TAP helpers for the lab's tests (sourced by busybox sh in the guest and bash on the host).
+#
+#   ok COND_EXIT_STATUS "description"      -- use: check "desc" cmd args...
+#   is GOT WANT "description"             -- equality, prints both on failure
+#   skip "description" "reason"
+#   done_testing                          -- prints the plan, exits 1 if anything failed
+#
+# Every failing check names what it expected and what it saw.
+
+_tap_n=0
+_tap_failed=0
+
+_tap_ok() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1"
+}
+
+_tap_not_ok() {
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $1"
+}
+
+diag() {
+	echo "# $*"
+}
+
+# check DESC CMD [ARGS...]: passes when CMD exits 0
+check() {
+	_d=$1
+	shift
+	if "$@"; then
+		_tap_ok "$_d"
+	else
+		_tap_not_ok "$_d"
+		diag "  command failed: $*"
+	fi
+}
+
+# is GOT WANT DESC
+is() {
+	if [ "$1" = "$2" ]; then
+		_tap_ok "$3"
+	else
+		_tap_not_ok "$3"
+		diag "  expected: '$2'"
+		diag "       got: '$1'"
+	fi
+}
+
+# isnt GOT UNWANTED DESC
+isnt() {
+	if [ "$1" != "$2" ]; then
+		_tap_ok "$3"
+	else
+		_tap_not_ok "$3"
+		diag "  expected anything but: '$2'"
+	fi
+}
+
+# cmp_ok GOT OP WANT DESC   (numeric: -eq -ne -lt -le -gt -ge)
+cmp_ok() {
+	if [ "$1" "$2" "$3" ] 2>/dev/null; then
+		_tap_ok "$4"
+	else
+		_tap_not_ok "$4"
+		diag "  expected: $1 $2 $3"
+	fi
+}
+
+pass() { _tap_ok "$1"; }
+
+fail() {
+	_tap_not_ok "$1"
+	[ -n "${2:-}" ] && diag "  $2"
+	return 0
+}
+
+skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1 # SKIP $2"
+}
+
+done_testing() {
+	echo "1..$_tap_n"
+	[ "$_tap_failed" -eq 0 ]
+}

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tpause-loop: run N user waits (TPAUSE, or UMONITOR+UMWAIT) of a requested
+ * length in TSC cycles and report how many there were, how many the OS time
+ * limit (IA32_UMWAIT_CONTROL max_time) cut short (CF=1), and how long they
+ * took.  It is the ground truth that the lab's tests compare tracers against.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <cpuid.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+enum insn { INSN_TPAUSE, INSN_UMWAIT };
+
+static struct env {
+	unsigned long count;
+	uint64_t cycles;
+	enum insn insn;
+	bool c01;
+	int cpu;
+	bool past;
+	bool no_monitor;
+	uint64_t store_after;
+	int store_cpu;
+	bool json;
+} env = {
+	.count = 1000,
+	.cycles = 10000,
+	.insn = INSN_TPAUSE,
+	.cpu = -1,
+	.store_cpu = -1,
+};
+
+const char *argp_program_version = "tpause-loop 1.0";
+error_t argp_err_exit_status = 2;
+static const char doc[] =
+"Run user waits (TPAUSE or UMONITOR+UMWAIT) and count those the OS time\n"
+"limit cut short (CF=1).\n"
+"\n"
+"USAGE: tpause-loop [-n COUNT] [-c CYCLES] [-i tpause|umwait] [-s c01|c02]\n"
+"                   [-p CPU] [--past] [--no-monitor]\n"
+"                   [--store-after CYCLES [--store-cpu CPU]] [--json]\n"
+"\n"
+"EXAMPLES:\n"
+"    tpause-loop -n 100 -c 1000000        # 100 TPAUSEs of 1M TSC cycles\n"
+"    tpause-loop -i umwait -s c01 -p 2    # UMWAIT in C0.1, pinned to CPU 2\n";
+
+enum {
+	OPT_PAST = 0x100,
+	OPT_NO_MONITOR,
+	OPT_STORE_AFTER,
+	OPT_STORE_CPU,
+	OPT_JSON,
+};
+
+static const struct argp_option opts[] = {
+	{ "count", 'n', "COUNT", 0, "Number of waits (default 1000)", 0 },
+	{ "cycles", 'c', "CYCLES", 0, "TSC cycles each wait requests (default 10000)", 0 },
+	{ "insn", 'i', "INSN", 0, "tpause (default) or umwait", 0 },
+	{ "state", 's', "STATE", 0, "c02 (default) or c01", 0 },
+	{ "cpu", 'p', "CPU", 0, "Pin the waiting thread to CPU", 0 },
+	{ "past", OPT_PAST, NULL, 0, "Use a deadline already in the past", 0 },
+	{ "no-monitor", OPT_NO_MONITOR, NULL, 0, "UMWAIT without UMONITOR first", 0 },
+	{ "store-after", OPT_STORE_AFTER, "CYCLES", 0,
+	  "A second thread stores to the monitored line CYCLES after each UMONITOR", 0 },
+	{ "store-cpu", OPT_STORE_CPU, "CPU", 0, "Pin the storing thread to CPU", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print the report as one JSON object", 0 },
+	{},
+};
+
+static int parse_u64(const char *arg, uint64_t *val, struct argp_state *state)
+{
+	char *end;
+
+	errno = 0;
+	*val = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || arg[0] == '-')
+		argp_error(state, "invalid number: '%s'", arg);
+	return 0;
+}
+
+static int parse_cpu(const char *arg, struct argp_state *state)
+{
+	uint64_t v;
+
+	parse_u64(arg, &v, state);
+	if (v >= CPU_SETSIZE)
+		argp_error(state, "invalid CPU: '%s'", arg);
+	return (int)v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	uint64_t v;
+
+	switch (key) {
+	case 'n':
+		parse_u64(arg, &v, state);
+		if (!v || v > ULONG_MAX)
+			argp_error(state, "COUNT must be at least 1");
+		env.count = v;
+		break;
+	case 'c':
+		parse_u64(arg, &env.cycles, state);
+		break;
+	case 'i':
+		if (!strcmp(arg, "tpause"))
+			env.insn = INSN_TPAUSE;
+		else if (!strcmp(arg, "umwait"))
+			env.insn = INSN_UMWAIT;
+		else
+			argp_error(state, "invalid instruction '%s': use tpause or umwait", arg);
+		break;
+	case 's':
+		if (!strcmp(arg, "c02"))
+			env.c01 = false;
+		else if (!strcmp(arg, "c01"))
+			env.c01 = true;
+		else
+			argp_error(state, "invalid state '%s': use c01 or c02", arg);
+		break;
+	case 'p':
+		env.cpu = parse_cpu(arg, state);
+		break;
+	case OPT_PAST:
+		env.past = true;
+		break;
+	case OPT_NO_MONITOR:
+		env.no_monitor = true;
+		break;
+	case OPT_STORE_AFTER:
+		parse_u64(arg, &env.store_after, state);
+		if (!env.store_after)
+			argp_error(state, "--store-after needs at least 1 cycle");
+		break;
+	case OPT_STORE_CPU:
+		env.store_cpu = parse_cpu(arg, state);
+		break;
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (env.insn != INSN_UMWAIT && (env.no_monitor || env.store_after))
+			argp_error(state, "--no-monitor and --store-after need -i umwait");
+		if (env.no_monitor && env.store_after)
+			argp_error(state, "--store-after needs the monitor");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static bool cpu_has_waitpkg(void)
+{
+	unsigned int eax, ebx, ecx, edx;
+
+	if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+		return false;
+	return ecx & (1u << 5);
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * The monitored line and the hand-shake with the storing thread live in
+ * separate cache lines so that only the deliberate store triggers UMWAIT.
+ */
+static volatile uint64_t mon_line[8] __attribute__((aligned(64)));
+static struct {
+	volatile uint64_t armed_tsc;	/* 0: idle; else: UMONITOR done at this TSC */
+	volatile bool stop;
+} __attribute__((aligned(64))) hs;
+
+static void *store_thread(void *arg)
+{
+	(void)arg;
+	if (pin(env.store_cpu)) {
+		perror("tpause-loop: pinning the store thread");
+		exit(1);
+	}
+	while (!hs.stop) {
+		uint64_t armed = hs.armed_tsc;
+
+		if (!armed) {
+			_mm_pause();
+			continue;
+		}
+		while (__rdtsc() < armed + env.store_after && !hs.stop)
+			_mm_pause();
+		mon_line[0]++;
+		hs.armed_tsc = 0;
+	}
+	return NULL;
+}
+
+__attribute__((target("waitpkg")))
+static unsigned char do_wait(uint64_t deadline, unsigned int ctl)
+{
+	if (env.insn == INSN_TPAUSE)
+		return _tpause(ctl, deadline);
+	if (!env.no_monitor) {
+		_umonitor((void *)mon_line);
+		if (env.store_after)
+			hs.armed_tsc = __rdtsc();
+	}
+	return _umwait(ctl, deadline);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
+	unsigned long capped = 0, early = 0, i;
+	uint64_t sum = 0, max = 0, min = UINT64_MAX, begin, end;
+	unsigned int ctl;
+	pthread_t thr;
+	int err;
+
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 2;
+
+	if (!cpu_has_waitpkg()) {
+		fprintf(stderr, "tpause-loop: this CPU lacks WAITPKG (CPUID.7.0:ECX[5]): "
+			"TPAUSE/UMWAIT would fault; run it on a CPU or VM that has it\n");
+		return 2;
+	}
+	if (pin(env.cpu)) {
+		fprintf(stderr, "tpause-loop: cannot pin to CPU %d: %s\n", env.cpu, strerror(errno));
+		return 2;
+	}
+	if (env.store_after) {
+		err = pthread_create(&thr, NULL, store_thread, NULL);
+		if (err) {
+			fprintf(stderr, "tpause-loop: cannot start store thread: %s\n", strerror(err));
+			return 1;
+		}
+	}
+
+	ctl = env.c01 ? 1 : 0;
+	begin = __rdtsc();
+	for (i = 0; i < env.count; i++) {
+		uint64_t t0, t1, deadline, d;
+
+		if (env.store_after)
+			while (hs.armed_tsc)
+				_mm_pause();
+		t0 = __rdtsc();
+		deadline = env.past ? t0 - env.cycles - 1 : t0 + env.cycles;
+		if (do_wait(deadline, ctl))
+			capped++;
+		t1 = __rdtsc();
+		if (t1 < deadline)
+			early++;
+		d = t1 - t0;
+		sum += d;
+		if (d > max)
+			max = d;
+		if (d < min)
+			min = d;
+	}
+	end = __rdtsc();
+
+	if (env.store_after) {
+		hs.stop = true;
+		pthread_join(thr, NULL);
+	}
+
+	if (env.json)
+		printf("{\"insn\": \"%s\", \"state\": \"%s\", \"cycles\": %llu, \"waits\": %lu, "
+		       "\"capped\": %lu, \"early\": %lu, \"mean\": %llu, \"min\": %llu, "
+		       "\"max\": %llu, \"tsc_begin\": %llu, \"tsc_end\": %llu}\n",
+		       env.insn == INSN_TPAUSE ? "tpause" : "umwait",
+		       env.c01 ? "c01" : "c02", (unsigned long long)env.cycles, env.count,
+		       capped, early, (unsigned long long)(sum / env.count),
+		       (unsigned long long)min, (unsigned long long)max,
+		       (unsigned long long)begin, (unsigned long long)end);
+	else
+		printf("tpause-loop: insn=%s state=%s cycles=%llu waits=%lu capped=%lu "
+		       "early=%lu mean=%llu min=%llu max=%llu tsc_begin=%llu tsc_end=%llu\n",
+		       env.insn == INSN_TPAUSE ? "tpause" : "umwait",
+		       env.c01 ? "c01" : "c02", (unsigned long long)env.cycles, env.count,
+		       capped, early, (unsigned long long)(sum / env.count),
+		       (unsigned long long)min, (unsigned long long)max,
+		       (unsigned long long)begin, (unsigned long long)end);
+	return 0;
+}
