@@ -13,7 +13,7 @@ CFLAGS  ?= -O2 -g
 TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -static -pthread
 
 TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write)
-GUEST_FILES := vm/init tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test checkpatch clean
 
@@ -42,7 +42,7 @@ $(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES)
 	vm/build-initramfs $@ $(TOOLS)
 
 demo: all
-	vm/run -- /lab/tests/demo
+	vm/run -- /lab/bin/lab-demo
 
 test: all
 	tests/run

@@ -1,0 +1,59 @@
+# TPAUSE / UMONITOR / UMWAIT semantics in the QEMU model, measured by tpause-loop.
+# Lines "# report LABEL: ..." are read again by tests/host/20-qemu-trace.t, which
+# matches them with the host-side QEMU trace (waitpkg_wait events).
+. /lab/tests/lib/tap.sh
+
+d=/sys/devices/system/cpu/umwait_control
+
+# run LABEL ARGS...: run tpause-loop, print its report, set r_waits r_capped r_early ...
+run() {
+	label=$1
+	shift
+	line=$(tpause-loop "$@" 2>&1)
+	echo "# report $label: $line"
+	r_waits=x r_capped=x r_early=x
+	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_]*\)=/r_\1=/g')"
+}
+
+max_time() {
+	echo "$1" >$d/max_time
+}
+
+for insn in tpause umwait; do
+	max_time 100000
+	run "$insn-capped" -i $insn -n 50 -c 1000000
+	is "$r_waits" 50 "$insn: 50 waits of 1M cycles ran"
+	cmp_ok "$r_capped" -ge 45 "$insn: max_time=100000 caps at least 90% of 1M-cycle waits (CF=1): $r_capped/50"
+
+	run "$insn-short" -i $insn -n 200 -c 10000 -p 1
+	is "$r_capped" 0 "$insn: 10k-cycle requests below max_time are never capped"
+
+	run "$insn-past" -i $insn -n 100 -c 1000 --past
+	is "$r_capped" 0 "$insn: a deadline in the past returns with CF=0"
+
+	max_time 0
+	run "$insn-nolimit" -i $insn -n 20 -c 1000000
+	is "$r_capped" 0 "$insn: max_time=0 never caps"
+	is "$r_early" 0 "$insn: max_time=0 waits last until the deadline"
+	max_time 100000
+done
+
+max_time 0
+run umwait-nomonitor -i umwait --no-monitor -n 20 -c 1000000000
+is "$r_capped" 0 "umwait without umonitor: CF=0"
+is "$r_early" 20 "umwait without umonitor returns long before a 1G-cycle deadline"
+
+run umwait-store -i umwait -n 20 -c 3000000000 --store-after 1000000 -p 1 --store-cpu 2
+is "$r_capped" 0 "umwait ended by a store from another CPU: CF=0"
+is "$r_early" 20 "a store ends every 3G-cycle umwait before its deadline"
+max_time 100000
+
+echo 0 >$d/enable_c02
+run c02-disabled -i tpause -s c02 -n 50 -c 20000
+echo 1 >$d/enable_c02
+is "$r_capped" 0 "enable_c02=0: C0.2 waits still complete"
+run c02-enabled -i tpause -s c02 -n 50 -c 20000
+run c01 -i umwait -s c01 -n 50 -c 20000
+
+is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"
+done_testing

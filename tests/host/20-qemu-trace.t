@@ -1,0 +1,88 @@
+#!/bin/bash
+# Host side of tests/guest/21-waitpkg.t: every tpause-loop run the guest
+# reported ("# report LABEL: ...") is matched with the waitpkg_wait events the
+# lab's QEMU traced for user mode (cpl 3) between the run's first and last TSC.
+. "$(dirname "$0")/../lib/tap.sh"
+
+log=${LAB_RESULTS:-}/guest-main.log
+trace=${LAB_RESULTS:-}/qemu-trace.log
+if [ ! -s "$log" ] || [ ! -s "$trace" ]; then
+	skip "QEMU trace checks" "no main guest boot in this run (tests/run -k filter)"
+	done_testing
+	exit
+fi
+
+# window BEGIN END INSN (BEGIN/END as 16-digit hex): summary of the user-mode waits traced in [BEGIN, END]
+window() {
+	awk -v lo="$1" -v hi="$2" -v insn="$3" '
+	# 64-bit TSCs do not fit awk numbers: compare zero-padded hex strings
+	function hex16(s) {
+		s = tolower(substr(s, 3))
+		while (length(s) < 16) s = "0" s
+		return s
+	}
+	/waitpkg_wait / {
+		sub(/.*waitpkg_wait /, "")
+		delete f
+		for (i = 1; i < NF; i += 2) f[$i] = $(i + 1)
+		if (f["cpl"] != 3 || f["insn"] != insn) next
+		t = hex16(f["tsc_start"])
+		if (t < lo || t > hi) next
+		n++
+		reason[f["reason"]]++
+		if (f["cf"] == 1) cf1++
+		if (f["reason"] == "oslimit" && f["cf"] == 1) oscf++
+		if (f["reason"] != "oslimit" && f["cf"] == 0) othercf0++
+		state[f["req"] "->" f["used"]]++
+		if (f["limit"] != "0x0") limited++
+	}
+	END {
+		printf "n=%d cf1=%d oscf=%d othercf0=%d limited=%d", n, cf1, oscf, othercf0, limited
+		for (r in reason) printf " reason_%s=%d", r, reason[r]
+		for (s in state) { k = s; gsub(/[.>-]/, "", k); printf " state_%s=%d", k, state[s] }
+		printf "\n"
+	}' "$trace"
+}
+
+declare -A seen
+while IFS= read -r line; do
+	label=$(sed -n 's/^ *# report \([^:]*\): .*/\1/p' <<<"$line")
+	[ -n "$label" ] || continue
+	eval "$(sed -n 's/^.*tpause-loop: //p' <<<"$line" | sed 's/\([a-z_]*\)=/r_\1=/g')"
+	[ -n "${r_tsc_begin:-}" ] || { fail "$label: report has no TSC window" "$line"; continue; }
+	seen[$label]=1
+	n=0 cf1=0 oscf=0 othercf0=0 limited=0
+	unset reason_deadline reason_oslimit reason_past reason_nomonitor reason_store reason_interrupt
+	unset state_C02C02 state_C02C01 state_C01C01
+	eval "$(window "$(printf '%016x' "$r_tsc_begin")" "$(printf '%016x' "$r_tsc_end")" "$r_insn")"
+	is "$n" "$r_waits" "$label: QEMU traced as many user waits as tpause-loop ran"
+	is "$oscf" "$cf1" "$label: CF=1 exactly for the waits the OS limit ended"
+	is "$othercf0" "$((n - ${reason_oslimit:-0}))" "$label: CF=0 for every wait that something else ended"
+	is "$cf1" "$r_capped" "$label: tpause-loop's capped count equals the traced CF=1 count"
+	case "$label" in
+	*-capped)
+		cmp_ok "${reason_oslimit:-0}" -ge $((r_waits * 9 / 10)) "$label: the OS limit ended at least 90% of the waits" ;;
+	*-short | *-nolimit)
+		is "${reason_deadline:-0}" "$r_waits" "$label: every wait ended at its deadline" ;;
+	*-past)
+		is "${reason_past:-0}" "$r_waits" "$label: every past-deadline wait returned at once" ;;
+	umwait-nomonitor)
+		is "${reason_nomonitor:-0}" "$r_waits" "$label: every UMWAIT without UMONITOR returned at once" ;;
+	umwait-store)
+		is "${reason_store:-0}" "$r_waits" "$label: a store to the monitored line ended every wait" ;;
+	c02-disabled)
+		is "${state_C02C01:-0}" "$r_waits" "$label: enable_c02=0 demotes every C0.2 request to C0.1" ;;
+	c02-enabled)
+		is "${state_C02C02:-0}" "$r_waits" "$label: enable_c02=1 keeps C0.2 requests in C0.2" ;;
+	c01)
+		is "${state_C01C01:-0}" "$r_waits" "$label: C0.1 requests run in C0.1" ;;
+	esac
+	case "$label" in
+	*-nolimit | umwait-nomonitor | umwait-store) is "$limited" 0 "$label: no OS limit with max_time=0" ;;
+	esac
+done <"$log"
+
+for l in tpause-capped umwait-capped umwait-store c02-disabled; do
+	[ -n "${seen[$l]:-}" ] || fail "guest reported run $l" "missing from $log"
+done
+done_testing
