@@ -1,0 +1,148 @@
+# CPU hotplug and IA32_UMWAIT_CONTROL: offline restores the boot value
+# (umwait_cpu_offline), a change while a CPU is offline skips it, online writes the
+# current value (umwait_cpu_online with the MSR's previous content), suspend to RAM
+# restores the boot CPU (umwait_resume); debugfs and /dev/cpu/N/msr agree throughout.
+. /lab/tests/lib/tap.sh
+
+d=/sys/devices/system/cpu/umwait_control
+t=/sys/kernel/tracing
+dbg=/sys/kernel/debug/x86/umwait/control
+cpus=$(grep -c ^processor /proc/cpuinfo)
+last=$((cpus - 1))
+
+events() {
+	grep -o "umwait_${1:-[a-z_]*}: .*" $t/trace
+}
+
+# setcpu N 0|1: take a CPU down or bring it up; fails the test if that fails
+setcpu() {
+	is "$(lab-write /sys/devices/system/cpu/cpu$1/online "$2")" OK "cpu$1 online <- $2"
+	is "$(cat /sys/devices/system/cpu/cpu$1/online)" "$2" "cpu$1/online reads $2"
+}
+
+# dump CTRL OFFLINE...: debugfs shows CTRL for the cache and every online CPU,
+# "offline" for the listed CPUs; /dev/cpu/N/msr agrees on every online CPU
+dump() {
+	_want=$(printf '0x%08x' "$1")
+	_rest="max_time=$(($1 & 0xfffffffc)) c02=$((!($1 & 1)))"
+	shift
+	is "$(head -n 1 $dbg)" "cached $_want $_rest" "debugfs: cached $_want"
+	for _n in $(seq 0 $last); do
+		case " $* " in
+		*" $_n "*)
+			is "$(grep "^cpu$_n " $dbg)" "cpu$_n offline" "debugfs: cpu$_n offline"
+			check "/dev/cpu/$_n/msr cannot be read while cpu$_n is offline" \
+				sh -c "! msr read $_n 0xe1 >/dev/null 2>&1"
+			;;
+		*)
+			is "$(grep "^cpu$_n " $dbg)" "cpu$_n $_want $_rest ok" "debugfs: cpu$_n $_want ok"
+			is "$(msr read $_n 0xe1)" "$(printf '0x%016x' "$_want")" "/dev/cpu/$_n/msr: $_want"
+			;;
+		esac
+	done
+}
+
+# field EVENT_LINE NAME: the value of NAME=... in an event line
+field() {
+	echo "$1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p"
+}
+
+if [ "$cpus" -lt 4 ] || [ ! -e /sys/devices/system/cpu/cpu2/online ]; then
+	skip "CPU hotplug" "needs 4 CPUs with cpu1-3 hotpluggable"
+	done_testing
+	exit
+fi
+
+restore() {
+	for n in $(seq 1 $last); do
+		echo 1 >/sys/devices/system/cpu/cpu$n/online 2>/dev/null
+	done
+	echo 100000 >$d/max_time
+	echo 1 >$d/enable_c02
+}
+restore
+dump 0x186a0
+
+# 1. offline: the boot value comes back, one event on that CPU
+echo >$t/trace
+setcpu 2 0
+off=$(events)
+is "$(echo "$off" | grep -c .)" 1 "one umwait event for the offline of cpu2"
+case "$off" in
+"umwait_cpu_offline: cpu=2 control=0x"*) pass "it is umwait_cpu_offline for cpu=2" ;;
+*) fail "it is umwait_cpu_offline for cpu=2" "got: '$off'" ;;
+esac
+orig=$(field "$off" control)
+diag "value restored on offline (the boot value): $orig"
+is "$(echo "$off" | sed 's/.* max_time=/max_time=/')" \
+	"max_time=$(($orig & 0xfffffffc)) c02=$( [ $(($orig & 1)) -eq 1 ] && echo off || echo on)" \
+	"the offline event decodes its control value"
+dump 0x186a0 2
+
+# 2. change while cpu2 is offline: the IPI goes to the online CPUs only
+echo >$t/trace
+is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000 while cpu2 is offline"
+is "$(events)" "umwait_control_update: old=0x000186a0 new=0x00061a80 max_time=400000 c02=on" \
+	"one umwait_control_update, no per-CPU event"
+dump 0x61a80 2
+
+# 3. online: the MSR still has what the offline callback wrote, now the new value
+echo >$t/trace
+setcpu 2 1
+is "$(events)" "umwait_cpu_online: cpu=2 prev=$orig control=0x00061a80 max_time=400000 c02=on" \
+	"one umwait_cpu_online: prev is the restored boot value, control the new value"
+dump 0x61a80
+
+# 4. two CPUs down, C0.2 disabled meanwhile, both back up
+echo >$t/trace
+setcpu 1 0
+setcpu $last 0
+is "$(events cpu_offline | sed 's/ max_time=.*//' | sort)" \
+	"$(printf 'umwait_cpu_offline: cpu=1 control=%s\numwait_cpu_offline: cpu=%d control=%s' "$orig" $last "$orig")" \
+	"umwait_cpu_offline for cpu1 and cpu$last restore $orig"
+is "$(lab-write $d/enable_c02 0)" OK "enable_c02 <- 0 with cpu1 and cpu$last offline"
+dump 0x61a81 1 $last
+echo >$t/trace
+setcpu 1 1
+setcpu $last 1
+is "$(events | sort)" \
+	"$(printf 'umwait_cpu_online: cpu=1 prev=%s control=0x00061a81 max_time=400000 c02=off\numwait_cpu_online: cpu=%d prev=%s control=0x00061a81 max_time=400000 c02=off' "$orig" $last "$orig")" \
+	"umwait_cpu_online for both, with C0.2 off"
+dump 0x61a81
+
+# 5. suspend to RAM: the non-boot CPUs go down and come back through the hotplug
+#    callbacks, the boot CPU gets the value back from the syscore resume callback
+if grep -qw mem /sys/power/state && grep -q '\[deep\]' /sys/power/mem_sleep; then
+	echo >$t/trace
+	is "$(lab-write /sys/power/state mem)" OK "suspend to RAM (S3) and resume"
+	ev=$(events)
+	is "$(echo "$ev" | grep -c umwait_cpu_offline)" $last "one umwait_cpu_offline per non-boot CPU"
+	is "$(echo "$ev" | grep -c umwait_cpu_online)" $last "one umwait_cpu_online per non-boot CPU"
+	res=$(echo "$ev" | grep umwait_resume)
+	is "$(echo "$res" | grep -c .)" 1 "one umwait_resume"
+	case "$res" in
+	"umwait_resume: cpu=0 prev=0x"*" control=0x00061a81 max_time=400000 c02=off")
+		pass "umwait_resume: cpu0 got 0x00061a81 back" ;;
+	*) fail "umwait_resume: cpu0 got 0x00061a81 back" "got: '$res'" ;;
+	esac
+	diag "after S3 the boot CPU held $(field "$res" prev)"
+	is "$(echo "$ev" | grep -n . | grep umwait_resume | cut -d: -f1)" $((last + 1)) \
+		"umwait_resume comes after the offlines and before the onlines"
+	is "$(echo "$ev" | grep umwait_cpu_online | grep -vc 'control=0x00061a81 max_time=400000 c02=off$')" 0 \
+		"every non-boot CPU comes back with 0x00061a81"
+	is "$(echo "$ev" | grep -c umwait_control_update)" 0 "no umwait_control_update"
+	dump 0x61a81
+else
+	skip "suspend to RAM" "no deep S3 in /sys/power (mem_sleep: $(cat /sys/power/mem_sleep 2>&1))"
+fi
+
+# 6. back to the defaults, all CPUs online
+echo >$t/trace
+is "$(lab-write $d/enable_c02 1)" OK "enable_c02 <- 1"
+is "$(lab-write $d/max_time 100000)" OK "max_time <- 100000"
+is "$(events | grep -c umwait_control_update)" 2 "two umwait_control_update events"
+is "$(events | grep -vc umwait_control_update)" 0 "and nothing else"
+is "$(cat /sys/devices/system/cpu/online)" "0-$last" "all CPUs online"
+dump 0x186a0
+echo >$t/trace
+done_testing
