@@ -59,17 +59,27 @@ while IFS= read -r line; do
 	is "$oscf" "$cf1" "$label: CF=1 exactly for the waits the OS limit ended"
 	is "$othercf0" "$((n - ${reason_oslimit:-0}))" "$label: CF=0 for every wait that something else ended"
 	is "$cf1" "$r_capped" "$label: tpause-loop's capped count equals the traced CF=1 count"
+	# A guest interrupt (tick, IPI) may end any wait early (reason interrupt,
+	# CF=0): the checks below allow it but require the expected reason for most.
+	irq=${reason_interrupt:-0}
 	case "$label" in
 	*-capped)
-		cmp_ok "${reason_oslimit:-0}" -ge $((r_waits * 9 / 10)) "$label: the OS limit ended at least 90% of the waits" ;;
-	*-short | *-nolimit)
-		is "${reason_deadline:-0}" "$r_waits" "$label: every wait ended at its deadline" ;;
+		cmp_ok "${reason_oslimit:-0}" -ge $((r_waits * 9 / 10)) "$label: the OS limit ended at least 90% of the waits"
+		is $((${reason_oslimit:-0} + irq)) "$r_waits" "$label: every wait ended by the OS limit or an interrupt" ;;
+	*-short)
+		# the first wait of a run may find its 4 us deadline past after TB translation
+		is $((${reason_deadline:-0} + irq + ${reason_past:-0})) "$r_waits" "$label: every wait ended at its deadline (or by an interrupt)"
+		cmp_ok "${reason_deadline:-0}" -ge $((r_waits * 9 / 10)) "$label: at least 90% ended at their deadline" ;;
+	*-nolimit)
+		is $((${reason_deadline:-0} + irq)) "$r_waits" "$label: every wait ended at its deadline (or by an interrupt)"
+		cmp_ok "${reason_deadline:-0}" -ge $((r_waits / 2)) "$label: most ended at their deadline" ;;
 	*-past)
 		is "${reason_past:-0}" "$r_waits" "$label: every past-deadline wait returned at once" ;;
 	umwait-nomonitor)
 		is "${reason_nomonitor:-0}" "$r_waits" "$label: every UMWAIT without UMONITOR returned at once" ;;
 	umwait-store)
-		is "${reason_store:-0}" "$r_waits" "$label: a store to the monitored line ended every wait" ;;
+		is $((${reason_store:-0} + irq)) "$r_waits" "$label: a store (or an interrupt) ended every wait"
+		cmp_ok "${reason_store:-0}" -ge $((r_waits / 2)) "$label: a store to the monitored line ended most waits" ;;
 	c02-disabled)
 		is "${state_C02C01:-0}" "$r_waits" "$label: enable_c02=0 demotes every C0.2 request to C0.1" ;;
 	c02-enabled)
