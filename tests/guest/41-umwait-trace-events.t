@@ -1,0 +1,110 @@
+# umwait-trace events against a scripted series of sysfs writes and a CPU hotplug
+# cycle: one line per changing write (none for a no-op or a rejected write), one
+# umwait_cpu_offline and one umwait_cpu_online for the cycle, decoded and raw,
+# naming the writer; the kernel's own trace buffer saw the same events.
+. /lab/tests/lib/tap.sh
+
+d=/sys/devices/system/cpu/umwait_control
+t=/sys/kernel/tracing
+tmp=$(mktemp -d)
+
+if [ ! -d $t/events/umwait ]; then
+	skip "umwait-trace events" "kernel series without umwait tracepoints"
+	done_testing
+	exit
+fi
+
+# ev_start ARGS...: umwait-trace events ARGS in the background, back once tracing
+ev_start() {
+	umwait-trace events "$@" >$tmp/ev.out 2>$tmp/ev.err &
+	ev_pid=$!
+	_i=0
+	until grep -q '^Tracing umwait events' $tmp/ev.err; do
+		if ! kill -0 $ev_pid 2>/dev/null || [ $_i -ge 600 ]; then
+			fail "umwait-trace events $* starts" "stderr: $(cat $tmp/ev.err)"
+			return 1
+		fi
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+}
+
+ev_stop() {
+	sleep 0.5
+	kill -INT $ev_pid
+	wait $ev_pid
+	ev_rc=$?
+}
+
+# up to " cpu=": what the event says; the rest names where it fired
+what() {
+	sed 's/ cpu=[0-9]* pid=[0-9]* comm=.*//' $tmp/ev.out
+}
+
+echo 100000 >$d/max_time
+echo 1 >$d/enable_c02
+echo >$t/trace
+
+if ev_start; then
+	is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000"
+	is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000 again (no-op)"
+	is "$(lab-write $d/max_time 100001)" EINVAL "max_time <- 100001 rejected"
+	is "$(lab-write $d/enable_c02 0)" OK "enable_c02 <- 0"
+	is "$(lab-write $d/enable_c02 n)" OK "enable_c02 <- n (no-op)"
+	is "$(lab-write $d/enable_c02 2)" EINVAL "enable_c02 <- 2 rejected"
+	is "$(lab-write $d/max_time 0)" OK "max_time <- 0"
+	is "$(lab-write $d/enable_c02 1)" OK "enable_c02 <- 1"
+	is "$(lab-write $d/max_time 100000)" OK "max_time <- 100000"
+	is "$(lab-write /sys/devices/system/cpu/cpu1/online 0)" OK "cpu1 offline"
+	is "$(lab-write /sys/devices/system/cpu/cpu1/online 1)" OK "cpu1 online"
+	ev_stop
+	is "$ev_rc" 0 "events exits 0 on Ctrl-C"
+
+	# the boot value, which offline restores: whatever the kernel's trace says
+	orig=$(grep -o 'umwait_cpu_offline: cpu=1 control=0x[0-9a-f]*' $t/trace | sed 's/.*control=//')
+	[ -n "$orig" ] || orig=0x00000000
+	omt=$((orig & 0xfffffffc))
+	oc02=on
+	[ $((orig & 1)) -eq 1 ] && oc02=off
+	want="control_update target=all max_time=400000 c02=on raw=0x00061a80 old_max_time=100000 old_c02=on old_raw=0x000186a0
+control_update target=all max_time=400000 c02=off raw=0x00061a81 old_max_time=400000 old_c02=on old_raw=0x00061a80
+control_update target=all max_time=0 c02=off raw=0x00000001 old_max_time=400000 old_c02=off old_raw=0x00061a81
+control_update target=all max_time=0 c02=on raw=0x00000000 old_max_time=0 old_c02=off old_raw=0x00000001
+control_update target=all max_time=100000 c02=on raw=0x000186a0 old_max_time=0 old_c02=on old_raw=0x00000000
+cpu_offline target=cpu1 max_time=$omt c02=$oc02 raw=$orig
+cpu_online target=cpu1 max_time=100000 c02=on raw=0x000186a0 old_max_time=$omt old_c02=$oc02 old_raw=$orig"
+	is "$(what)" "$want" "the events, decoded and raw, exactly: 5 updates, no no-op or rejected write, one hotplug cycle"
+	is "$(grep '^control_update' $tmp/ev.out | sed 's/.* comm=//' | sort -u)" lab-write \
+		"control_update names the writer (comm=lab-write)"
+	is "$(grep '^cpu_o' $tmp/ev.out | sed 's/.* cpu=\([0-9]*\) .*/\1/' | tr '\n' ' ')" "1 1 " \
+		"the hotplug callbacks ran on cpu1"
+	is "$(grep -c 'umwait_' $t/trace)" "$(grep -c . $tmp/ev.out)" \
+		"as many events as the kernel's own trace buffer recorded"
+	is "$(tail -n 1 $tmp/ev.err)" "7 events, 0 lost" "the summary counts them, none lost"
+fi
+
+# --json and -T: the same first event, as an object and with a time stamp
+echo >$t/trace
+if ev_start --json -T; then
+	lab-write $d/max_time 400000 >/dev/null
+	lab-write $d/max_time 100000 >/dev/null
+	ev_stop
+	is "$(sed -n 1p $tmp/ev.out | sed 's/"time": "[0-9:]*", "ts_ns": [0-9]*, //; s/, "cpu": .*//')" \
+		'{"event": "control_update", "target": "all", "control": 400000, "max_time": 400000, "c02": true, "old_control": 100000, "old_max_time": 100000, "old_c02": true' \
+		"--json: one object per event, decoded and raw"
+	is "$(grep -c '^{.*}$' $tmp/ev.out)" 2 "--json: two events, two objects"
+fi
+if ev_start -T -d 2; then
+	lab-write $d/enable_c02 0 >/dev/null
+	lab-write $d/enable_c02 1 >/dev/null
+	wait $ev_pid
+	is "$?" 0 "-d 2: events exits by itself"
+	is "$(grep -c '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9] control_update ' $tmp/ev.out)" 2 \
+		"-T: each line starts with HH:MM:SS"
+fi
+
+is "$(cat $d/max_time) $(cat $d/enable_c02) $(cat /sys/devices/system/cpu/online)" "100000 1 0-3" \
+	"controls and CPUs restored"
+echo >$t/trace
+rm -rf $tmp
+done_testing

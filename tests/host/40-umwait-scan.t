@@ -1,0 +1,143 @@
+#!/bin/bash
+# umwait-trace's site scanner (Zydis) against objdump -d: on Debian libraries
+# that really contain TPAUSE/UMWAIT it must find exactly the instructions
+# objdump shows, at the right file offsets; in a binary whose only 0F AE
+# instructions are fences, CLWB, CLFLUSHOPT and UMONITOR it must find none.
+. "$(dirname "$0")/../lib/tap.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+ut=$top/build/tools/umwait-trace
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -x "$ut" ]; then
+	fail "umwait-trace is built" "no $ut: run make tools"
+	done_testing
+	exit
+fi
+
+# objdump_sites FILE: "VADDR INSN" for each tpause/umwait objdump decodes
+objdump_sites() {
+	objdump -d --no-show-raw-insn "$1" |
+		awk '$2 == "tpause" || $2 == "umwait" { a = $1; sub(/:$/, "", a); print "0x" a, $2 }' |
+		sort
+}
+
+# scanner_sites FILE: the same two columns from umwait-trace sites
+scanner_sites() {
+	"$ut" sites "$1" | awk '{ print $3, $4 }' | sort
+}
+
+# offset_of FILE VADDR: the file offset of VADDR, from the PT_LOAD that holds it
+offset_of() {
+	local type off vaddr paddr filesz rest va=$(($2))
+	while read -r type off vaddr paddr filesz rest; do
+		[ "$type" = LOAD ] || continue
+		if [ "$va" -ge $((vaddr)) ] && [ "$va" -lt $((vaddr + filesz)) ]; then
+			printf '0x%x\n' $((va - vaddr + off))
+			return
+		fi
+	done < <(readelf -lW "$1")
+	echo none
+}
+
+# insn_at FILE OFFSET: what the bytes at OFFSET encode: tpause, umwait or other
+insn_at() {
+	local b i=1
+	read -ra b < <(od -An -tx1 -j $(($2)) -N 6 "$1")
+	[[ ${b[1]} == 4? ]] && i=2	# REX
+	if [ "${b[i]}" != 0f ] || [ "${b[i + 1]}" != ae ] || [ $((0x${b[i + 2]})) -lt $((0xf0)) ]; then
+		echo other
+		return
+	fi
+	case "${b[0]}" in 66) echo tpause ;; f2) echo umwait ;; *) echo other ;; esac
+}
+
+# check_library LABEL FILE
+check_library() {
+	local label=$1 f=$2 want got line off vaddr insn bad=0
+	if [ ! -e "$f" ]; then
+		skip "$label: scanner equals objdump" "$f not installed (vm/setup-host installs it)"
+		return
+	fi
+	want=$(objdump_sites "$f")
+	got=$(scanner_sites "$f")
+	cmp_ok "$(printf '%s' "$want" | grep -c .)" -gt 0 "$label: objdump shows TPAUSE/UMWAIT sites"
+	is "$got" "$want" "$label: the scanner finds exactly objdump's sites (vaddr insn)"
+	while read -r _ off vaddr insn _; do
+		[ "$(offset_of "$f" "$vaddr")" = "$off" ] || {
+			bad=1
+			diag "  $vaddr: offset $off, program headers say $(offset_of "$f" "$vaddr")"
+		}
+		[ "$(insn_at "$f" "$off")" = "$insn" ] || {
+			bad=1
+			diag "  $off: the bytes there are not a $insn: $(od -An -tx1 -j $((off)) -N 6 "$f")"
+		}
+	done < <("$ut" sites "$f")
+	is "$bad" 0 "$label: each site's file offset holds that instruction"
+}
+
+lib=/usr/lib/x86_64-linux-gnu
+check_library libtbb12 $lib/libtbb.so.12
+check_library librte-eal23 $lib/librte_eal.so.23
+check_library libomp5-14 /usr/lib/llvm-14/lib/libomp.so.5
+check_library tpause-loop "$top/build/tools/tpause-loop"
+
+# Same opcode group (0F AE), same prefixes, not a wait: must not be listed.
+cat >"$tmp/fences.c" <<'EOF'
+static char line[64] __attribute__((aligned(64)));
+
+__attribute__((noinline)) void fences(void)
+{
+	asm volatile("mfence; lfence; sfence" ::: "memory");
+	asm volatile("clwb %0" : "+m"(line));			/* 66 0F AE /6, memory */
+	asm volatile("clflushopt %0" : "+m"(line));		/* 66 0F AE /7, memory */
+	asm volatile("umonitor %0" :: "r"(line));		/* F3 0F AE /6, register */
+	asm volatile(".byte 0x0f, 0xae, 0xf0");			/* MFENCE spelled with F0 */
+}
+
+#ifdef WITH_TPAUSE
+__attribute__((noinline)) unsigned char wait_once(unsigned long long t)
+{
+	unsigned char cf;
+
+	asm volatile("tpause %%edi; setb %0" : "=r"(cf) : "D"(0), "a"((unsigned)t),
+		     "d"((unsigned)(t >> 32)) : "cc");
+	return cf;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 5)
+		fences();
+	return 0;
+}
+EOF
+if gcc -O2 -o "$tmp/fences" "$tmp/fences.c" 2>"$tmp/cc.err" &&
+	gcc -O2 -DWITH_TPAUSE -o "$tmp/fences-tpause" "$tmp/fences.c" 2>>"$tmp/cc.err"; then
+	is "$(objdump -d "$tmp/fences" | grep -cE '\s(mfence|lfence|sfence|clwb|clflushopt|umonitor)(\s|$)')" 7 \
+		"control binary: objdump shows its 7 fence/flush/monitor instructions"
+	out=$("$ut" sites "$tmp/fences" 2>"$tmp/err")
+	rc=$?
+	is "$out" "" "no site in a binary with only MFENCE/CLWB/CLFLUSHOPT/UMONITOR"
+	is "$rc" 1 "sites exits 1 when there is no site"
+	is "$(cat "$tmp/err")" "umwait-trace: no TPAUSE/UMWAIT site in: $tmp/fences" \
+		"and says which files it scanned"
+	is "$(scanner_sites "$tmp/fences-tpause")" "$(objdump_sites "$tmp/fences-tpause")" \
+		"the same binary with one TPAUSE added: the scanner finds it, as objdump does"
+	sym=$(nm "$tmp/fences-tpause" | awk '$3 == "wait_once" { print $1 }')
+	va=$("$ut" sites "$tmp/fences-tpause" | awk '{ print $3 }')
+	is "$("$ut" sites "$tmp/fences-tpause" | awk '{ print $4, $5 }')" \
+		"tpause wait_once+0x$(printf %x $((va - 0x$sym)))" "and names the function it is in"
+else
+	fail "compile the control binaries" "$(cat "$tmp/cc.err")"
+fi
+
+out=$("$ut" sites /nonexistent 2>&1)
+rc=$?
+is "$rc:$out" "2:umwait-trace: cannot open /nonexistent: No such file or directory" \
+	"an unreadable file: exit 2 and one line"
+out=$("$ut" sites "$tmp/fences.c" 2>&1)
+is "$?:$out" "2:umwait-trace: $tmp/fences.c: not an ELF file" "a non-ELF file: exit 2 and one line"
+done_testing

@@ -1,0 +1,55 @@
+# umwait-trace: included by the top Makefile.
+#
+#   lab kernel's vmlinux --bpftool btf dump--> vmlinux.h
+#   bpf/umwait-trace.bpf.c --clang -target bpf--> .tmp.bpf.o --bpftool gen object--> .bpf.o
+#   .bpf.o --bpftool gen skeleton--> umwait-trace.skel.h
+#   tools/umwait-trace/*.c + skeleton --cc--> build/tools/umwait-trace
+#
+# Every intermediate lives in $(BUILD)/umwait-trace/.  libbpf, libelf and zlib
+# are linked statically; Zydis (Debian ships it only as a shared library) is
+# linked dynamically and vm/build-initramfs copies it into the guest.
+
+UT_SRC     := tools/umwait-trace
+UT_OUT     := $(BUILD)/umwait-trace
+UT_BIN     := $(BUILD)/tools/umwait-trace
+UT_OBJS    := $(patsubst $(UT_SRC)/%.c,$(UT_OUT)/%.o,$(wildcard $(UT_SRC)/*.c))
+UT_HDRS    := $(wildcard $(UT_SRC)/*.h)
+
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+UT_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+		 -I$(UT_OUT) -I$(UT_SRC) -idirafter /usr/include/x86_64-linux-gnu
+UT_CFLAGS  := $(CFLAGS) -Wall -Wextra -Werror -D_GNU_SOURCE -I$(UT_OUT) -I$(UT_SRC)
+UT_LDLIBS  := -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -lZydis -lZycore
+
+TOOLS += $(UT_BIN)
+
+.PHONY: umwait-trace-kernel
+umwait-trace-kernel:
+
+# The lab kernel's directory is keyed by all its inputs: dump its BTF again
+# only when that directory changed (the series landed, the config moved).
+$(UT_OUT)/vmlinux.h: umwait-trace-kernel | $(UT_OUT)
+	@kdir=$$(vm/ensure kernel) || exit 1; \
+	if [ -s $@ ] && [ "$$(cat $(UT_OUT)/kernel-dir 2>/dev/null)" = "$$kdir" ]; then exit 0; fi; \
+	echo "  BTF     $$kdir/vmlinux -> $@"; \
+	$(BPFTOOL) btf dump file $$kdir/vmlinux format c >$@.tmp && \
+	mv $@.tmp $@ && echo "$$kdir" >$(UT_OUT)/kernel-dir
+
+$(UT_OUT)/umwait-trace.tmp.bpf.o: bpf/umwait-trace.bpf.c $(UT_SRC)/umwait-trace.h $(UT_OUT)/vmlinux.h
+	$(CLANG) $(UT_BPF_CFLAGS) -c $< -o $@
+
+$(UT_OUT)/umwait-trace.bpf.o: $(UT_OUT)/umwait-trace.tmp.bpf.o
+	$(BPFTOOL) gen object $@ $<
+
+$(UT_OUT)/umwait-trace.skel.h: $(UT_OUT)/umwait-trace.bpf.o
+	$(BPFTOOL) gen skeleton $< name umwait_trace_bpf >$@.tmp && mv $@.tmp $@
+
+$(UT_OUT)/%.o: $(UT_SRC)/%.c $(UT_HDRS) $(UT_OUT)/umwait-trace.skel.h
+	$(CC) $(UT_CFLAGS) -c $< -o $@
+
+$(UT_BIN): $(UT_OBJS) | $(BUILD)/tools
+	$(CC) $(CFLAGS) -o $@ $^ $(UT_LDLIBS)
+
+$(UT_OUT):
+	mkdir -p $@

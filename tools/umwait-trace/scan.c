@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * umwait-trace: find every TPAUSE and UMWAIT in an ELF file.
+ *
+ * Capstone does not know the WAITPKG instructions (it decodes 66 0F AE F0+r
+ * as MFENCE), so Zydis 4 decodes.  Like objdump -d, the executable sections
+ * are decoded linearly, restarting at every symbol so that data or padding
+ * in one function cannot desynchronise the next.  A binary without section
+ * headers is decoded by its executable PT_LOAD segments instead.
+ *
+ * Offsets are file offsets, which is what uprobes take; vaddr is the
+ * address in the file's own layout, which is what objdump prints.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <Zydis/Zydis.h>
+
+#include "scan.h"
+#include "ut.h"
+
+const char *insn_name(enum wait_insn insn)
+{
+	return insn == INSN_TPAUSE ? "tpause" : "umwait";
+}
+
+/*
+ * The first opcode bytes the 6.1 kernel agrees to uprobe in a 64-bit task
+ * (good_insns_64 in arch/x86/kernel/uprobes.c).  A probe the kernel refuses
+ * fails only when a process maps the file, silently for a tracer attached by
+ * file, so the tool checks up front.
+ */
+static const char *const good_insns_64[16] = {
+	"1111110011111101", /* 00 */
+	"1111110011111100", /* 10 */
+	"1111111011111110", /* 20 */
+	"1111111011111110", /* 30 */
+	"1111111111111111", /* 40 */
+	"1111111111111111", /* 50 */
+	"0001111111110000", /* 60 */
+	"1111111111111111", /* 70 */
+	"1101111111111111", /* 80 */
+	"1111111111011111", /* 90 */
+	"1111111111111111", /* a0 */
+	"1111111111111111", /* b0 */
+	"1111111111110000", /* c0 */
+	"1111000111111111", /* d0 */
+	"1111000011010000", /* e0 */
+	"1011011111001111", /* f0 */
+};
+
+static bool uprobe_can_probe(const ZydisDecodedInstruction *in)
+{
+	uint8_t op1;
+	int i;
+
+	for (i = 0; i < in->raw.prefix_count; i++) {
+		switch (in->raw.prefixes[i].value) {
+		case 0x26: case 0x2e: case 0x36: case 0x3e: case 0xf0:
+			return false;	/* is_prefix_bad(): ES CS SS DS, LOCK */
+		}
+	}
+	/* insn_masking_exception(): mov to SS */
+	if (in->encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY &&
+	    in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in->opcode == 0x8e &&
+	    in->raw.modrm.reg == 2)
+		return false;
+	if ((in->encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY ||
+	     in->encoding == ZYDIS_INSTRUCTION_ENCODING_3DNOW) &&
+	    in->opcode_map != ZYDIS_OPCODE_MAP_DEFAULT)
+		op1 = 0x0f;	/* two- and three-byte opcodes: 0x0f is good */
+	else
+		op1 = in->opcode;
+	return good_insns_64[op1 >> 4][op1 & 15] == '1';
+}
+
+struct sym {
+	uint64_t addr, size;
+	const char *name;
+};
+
+struct symtab {
+	struct sym *v;
+	size_t nr, cap;
+};
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* at one address prefer the sized symbol */
+	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+}
+
+/* Code symbols of .symtab and .dynsym; names point into the ELF image. */
+static void load_symbols(Elf *elf, struct symtab *st)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int type;
+
+			if (!gelf_getsym(data, i, &sym))
+				continue;
+			type = GELF_ST_TYPE(sym.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name || name[0] == '$')
+				continue;
+			if (st->nr == st->cap) {
+				st->cap = st->cap ? st->cap * 2 : 256;
+				st->v = realloc(st->v, st->cap * sizeof(*st->v));
+				if (!st->v) {
+					st->nr = st->cap = 0;
+					return;
+				}
+			}
+			st->v[st->nr++] = (struct sym){ sym.st_value, sym.st_size, name };
+		}
+	}
+	if (st->nr)
+		qsort(st->v, st->nr, sizeof(*st->v), sym_cmp);
+}
+
+/* The last symbol at or below ADDR: "name+0xoff" (just "name" at +0). */
+static void symbolize(const struct symtab *st, uint64_t addr, char *buf, size_t len)
+{
+	size_t lo = 0, hi = st->nr;
+
+	buf[0] = '\0';
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return;
+	/* among the symbols at that address, the first is the sized one */
+	hi = lo - 1;
+	while (hi > 0 && st->v[hi - 1].addr == st->v[lo - 1].addr)
+		hi--;
+	if (addr == st->v[hi].addr)
+		snprintf(buf, len, "%s", st->v[hi].name);
+	else
+		snprintf(buf, len, "%s+0x%llx", st->v[hi].name,
+			 (unsigned long long)(addr - st->v[hi].addr));
+}
+
+static int add_site(struct scan *s, const struct site *site)
+{
+	int i;
+
+	/* chunks restart at symbols: an instruction may be seen twice */
+	for (i = s->nr_sites - 1; i >= 0 && s->sites[i].file == site->file; i--)
+		if (s->sites[i].offset == site->offset)
+			return 0;
+	if (s->nr_sites == s->cap_sites) {
+		int cap = s->cap_sites ? s->cap_sites * 2 : 16;
+		struct site *v = realloc(s->sites, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->sites = v;
+		s->cap_sites = cap;
+	}
+	s->sites[s->nr_sites++] = *site;
+	s->files[site->file].nr_sites++;
+	return 1;
+}
+
+struct region {
+	const uint8_t *bytes;	/* the region's first byte in the file image */
+	uint64_t size, vaddr, offset;
+	uint64_t *targets;	/* direct branch targets seen in it */
+	size_t nr_targets, cap_targets;
+};
+
+/*
+ * The probe after a site counts every execution of that next instruction; a
+ * jump from elsewhere to it would be counted too.  Compilers consume CF at
+ * once, so this does not happen in practice; direct branch targets are
+ * collected to say so when it does.
+ */
+static void note_target(struct region *r, const ZydisDecodedInstruction *in, uint64_t vaddr)
+{
+	uint64_t *v;
+
+	if (!(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE) || !in->raw.imm[0].is_relative)
+		return;
+	if (r->nr_targets == r->cap_targets) {
+		r->cap_targets = r->cap_targets ? r->cap_targets * 2 : 1024;
+		v = realloc(r->targets, r->cap_targets * sizeof(*v));
+		if (!v) {
+			r->cap_targets = r->nr_targets;
+			return;
+		}
+		r->targets = v;
+	}
+	r->targets[r->nr_targets++] = vaddr + in->length + in->raw.imm[0].value.s;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Decode [from, to) of R (addresses), instructions may run past TO. */
+static int decode_chunk(struct scan *s, int file, struct region *r,
+			const struct symtab *st, const ZydisDecoder *dec,
+			uint64_t from, uint64_t to)
+{
+	uint64_t pos = from - r->vaddr, end = to - r->vaddr;
+	ZydisDecodedInstruction in, next;
+	int found = 0, err;
+
+	while (pos < end) {
+		struct site site = { .file = file };
+
+		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(dec, NULL, r->bytes + pos,
+							      r->size - pos, &in))) {
+			pos++;
+			continue;
+		}
+		if (in.mnemonic != ZYDIS_MNEMONIC_TPAUSE && in.mnemonic != ZYDIS_MNEMONIC_UMWAIT) {
+			note_target(r, &in, r->vaddr + pos);
+			pos += in.length;
+			continue;
+		}
+		site.insn = in.mnemonic == ZYDIS_MNEMONIC_TPAUSE ? INSN_TPAUSE : INSN_UMWAIT;
+		site.offset = r->offset + pos;
+		site.vaddr = r->vaddr + pos;
+		site.len = in.length;
+		site.next_offset = site.offset + in.length;
+		site.site_ok = uprobe_can_probe(&in);
+		site.next_ok = pos + in.length < r->size &&
+			ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(dec, NULL,
+				r->bytes + pos + in.length, r->size - pos - in.length, &next)) &&
+			uprobe_can_probe(&next);
+		symbolize(st, site.vaddr, site.symbol, sizeof(site.symbol));
+		err = add_site(s, &site);
+		if (err < 0)
+			return err;
+		found += err;
+		pos += in.length;
+	}
+	return found;
+}
+
+static int decode_region(struct scan *s, int file, struct region *r,
+			 const struct symtab *st, const ZydisDecoder *dec)
+{
+	uint64_t from = r->vaddr, end = r->vaddr + r->size;
+	int found = 0, n, err = 0, first = s->nr_sites;
+	size_t i = 0;
+
+	/* chunk boundaries: the region's start and each symbol inside it */
+	while (i < st->nr && st->v[i].addr <= from)
+		i++;
+	while (from < end) {
+		uint64_t to = end;
+
+		while (i < st->nr && st->v[i].addr <= from)
+			i++;
+		if (i < st->nr && st->v[i].addr < end)
+			to = st->v[i].addr;
+		n = decode_chunk(s, file, r, st, dec, from, to);
+		if (n < 0) {
+			err = n;
+			break;
+		}
+		found += n;
+		from = to;
+	}
+	if (r->nr_targets) {
+		qsort(r->targets, r->nr_targets, sizeof(*r->targets), u64_cmp);
+		for (n = first; n < s->nr_sites; n++) {
+			uint64_t next = s->sites[n].vaddr + s->sites[n].len;
+
+			s->sites[n].next_shared = bsearch(&next, r->targets, r->nr_targets,
+							  sizeof(*r->targets), u64_cmp) != NULL;
+		}
+	}
+	free(r->targets);
+	r->targets = NULL;
+	return err ? err : found;
+}
+
+static int add_file(struct scan *s, const char *shown, const char *attach)
+{
+	struct scan_file *f;
+
+	if (s->nr_files == s->cap_files) {
+		int cap = s->cap_files ? s->cap_files * 2 : 8;
+		struct scan_file *v = realloc(s->files, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->files = v;
+		s->cap_files = cap;
+	}
+	f = &s->files[s->nr_files];
+	f->path = strdup(shown);
+	f->attach = strdup(attach);
+	f->nr_sites = 0;
+	if (!f->path || !f->attach)
+		return -ENOMEM;
+	return s->nr_files++;
+}
+
+static int read_file(int fd, char **out, size_t *size)
+{
+	struct stat st;
+	size_t done = 0;
+	ssize_t n;
+	char *buf;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf)
+		return -ENOMEM;
+	while (done < (size_t)st.st_size) {
+		n = read(fd, buf + done, st.st_size - done);
+		if (n <= 0) {
+			free(buf);
+			return n ? -errno : -EIO;
+		}
+		done += n;
+	}
+	*out = buf;
+	*size = done;
+	return 0;
+}
+
+int scan_elf(struct scan *s, const char *shown, const char *attach)
+{
+	struct symtab st = {};
+	ZydisDecoder dec;
+	GElf_Ehdr eh;
+	Elf *elf = NULL;
+	const uint8_t *image;
+	size_t image_size, nscn = 0, i, buf_size = 0;
+	int fd, file, found = 0, n, err = 0;
+	char *buf = NULL;
+
+	fd = open(attach, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		die_msg("cannot open %s: %s", shown, strerror(errno));
+		return err;
+	}
+	/*
+	 * read(), never mmap(): a uprobe registered on this file (another
+	 * tracer's) is installed into every executable-capable mapping of it,
+	 * ours included, and would show us int3s instead of the instructions.
+	 */
+	err = read_file(fd, &buf, &buf_size);
+	if (err) {
+		die_msg("cannot read %s: %s", shown, strerror(-err));
+		goto out;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_memory(buf, buf_size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		die_msg("%s: not an ELF file", shown);
+		err = -ENOEXEC;
+		goto out;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		die_msg("%s: not an x86-64 ELF file", shown);
+		err = -ENOEXEC;
+		goto out;
+	}
+	image = (const uint8_t *)elf_rawfile(elf, &image_size);
+	if (!image) {
+		die_msg("%s: cannot read: %s", shown, elf_errmsg(-1));
+		err = -EIO;
+		goto out;
+	}
+	file = add_file(s, shown, attach);
+	if (file < 0) {
+		err = file;
+		goto out;
+	}
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	load_symbols(elf, &st);
+
+	elf_getshdrnum(elf, &nscn);
+	for (i = 1; i < nscn; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
+		GElf_Shdr sh;
+		struct region r;
+
+		if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
+		    sh.sh_offset > image_size || sh.sh_size > image_size - sh.sh_offset)
+			continue;
+		r = (struct region){ image + sh.sh_offset, sh.sh_size, sh.sh_addr, sh.sh_offset,
+				     NULL, 0, 0 };
+		n = decode_region(s, file, &r, &st, &dec);
+		if (n < 0) {
+			err = n;
+			goto out;
+		}
+		found += n;
+	}
+	if (nscn <= 1) {
+		size_t nph = 0;
+
+		elf_getphdrnum(elf, &nph);
+		for (i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			struct region r;
+
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X) || ph.p_offset > image_size ||
+			    ph.p_filesz > image_size - ph.p_offset)
+				continue;
+			r = (struct region){ image + ph.p_offset, ph.p_filesz, ph.p_vaddr,
+					     ph.p_offset, NULL, 0, 0 };
+			n = decode_region(s, file, &r, &st, &dec);
+			if (n < 0) {
+				err = n;
+				goto out;
+			}
+			found += n;
+		}
+	}
+out:
+	free(st.v);
+	if (elf)
+		elf_end(elf);
+	free(buf);
+	close(fd);
+	return err ? err : found;
+}
+
+int scan_pid(struct scan *s, pid_t pid)
+{
+	char maps[64], line[PATH_MAX + 256];
+	int found = 0, n, j;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f) {
+		die_msg("no process with PID %d (%s: %s)", pid, maps, strerror(errno));
+		return -ESRCH;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8], *path, attach[PATH_MAX + 32];
+		size_t len;
+		bool seen = false;
+
+		if (sscanf(line, "%*s %7s", perms) != 1 || perms[2] != 'x')
+			continue;
+		path = strchr(line, '/');
+		if (!path)
+			continue;	/* [vdso], [vsyscall], anonymous */
+		len = strlen(path);
+		if (len && path[len - 1] == '\n')
+			path[--len] = '\0';
+		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
+			continue;
+		for (j = 0; j < s->nr_files; j++)
+			if (!strcmp(s->files[j].path, path))
+				seen = true;
+		if (seen)
+			continue;
+		/* the file as the process sees it, even from another mount namespace */
+		snprintf(attach, sizeof(attach), "/proc/%d/root%s", pid, path);
+		n = scan_elf(s, path, attach);
+		if (n > 0)
+			found += n;
+	}
+	fclose(f);
+	return found;
+}
+
+void scan_free(struct scan *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_files; i++) {
+		free(s->files[i].path);
+		free(s->files[i].attach);
+	}
+	free(s->files);
+	free(s->sites);
+	*s = (struct scan){};
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* umwait-trace: find TPAUSE and UMWAIT instructions in ELF files (Zydis). */
+#ifndef UT_SCAN_H
+#define UT_SCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum wait_insn {
+	INSN_TPAUSE,
+	INSN_UMWAIT,
+};
+
+struct site {
+	int file;		/* index into scan.files */
+	uint64_t offset;	/* file offset of the TPAUSE/UMWAIT */
+	uint64_t vaddr;		/* its address in the ELF file's own layout */
+	uint64_t next_offset;	/* file offset of the instruction after it */
+	uint8_t len;
+	enum wait_insn insn;
+	bool next_ok;		/* the kernel can uprobe that next instruction */
+	bool site_ok;		/* ... and the TPAUSE/UMWAIT itself (for --hist) */
+	bool next_shared;	/* a direct branch elsewhere targets that next instruction */
+	char symbol[160];	/* nearest symbol "name+0xoff", or "" */
+};
+
+struct scan_file {
+	char *path;		/* as the user or /proc/PID/maps named it */
+	char *attach;		/* the path to open (e.g. through /proc/PID/root) */
+	int nr_sites;
+};
+
+struct scan {
+	struct site *sites;
+	int nr_sites, cap_sites;
+	struct scan_file *files;
+	int nr_files, cap_files;
+};
+
+/*
+ * Decode the executable sections of PATH (its PT_LOAD segments when it has
+ * no section headers) and add every TPAUSE/UMWAIT to S.  ATTACH is the name
+ * to open, SHOWN the one to print.  Returns the number of sites found, or a
+ * negative errno with a message already printed.
+ */
+int scan_elf(struct scan *s, const char *shown, const char *attach);
+
+/* The executable file mappings of PID, each scanned once. */
+int scan_pid(struct scan *s, pid_t pid);
+
+void scan_free(struct scan *s);
+
+const char *insn_name(enum wait_insn insn);
+
+#endif /* UT_SCAN_H */

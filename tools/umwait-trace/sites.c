@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * umwait-trace sites: list the TPAUSE/UMWAIT instructions of ELF files, one
+ * line each: FILE OFFSET VADDR INSN SYMBOL.  No BPF, no root: the scanner
+ * that caps attaches with, on its own, for checking it against objdump.
+ */
+#include <argp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan.h"
+#include "ut.h"
+
+static const char doc[] =
+"List the TPAUSE and UMWAIT instructions in ELF files.\n"
+"\n"
+"USAGE: umwait-trace sites [-p PID] [FILE...]\n"
+"\n"
+"One line per site: FILE OFFSET VADDR INSN SYMBOL, where OFFSET is the file\n"
+"offset (what uprobes take) and VADDR the address objdump -d shows; SYMBOL is\n"
+"the nearest symbol at or below it ('-' if none).  Exits 1 when there is no\n"
+"site, 2 when a file cannot be read.\n"
+"\n"
+"EXAMPLES:\n"
+"    umwait-trace sites /usr/lib/x86_64-linux-gnu/libtbb.so.12\n"
+"    umwait-trace sites -p 1234     # every executable mapping of PID 1234\n";
+
+static const struct argp_option opts[] = {
+	{ "pid", 'p', "PID", 0, "Scan the executable file mappings of PID", 0 },
+	{ "verbose", 'v', NULL, 0, "Also say which sites the kernel cannot uprobe", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'p':
+		if (parse_long(arg, 1, &v))
+			argp_error(state, "invalid PID '%s'", arg);
+		env.pid = v;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		env.files = realloc(env.files, (env.nr_files + 1) * sizeof(*env.files));
+		if (!env.files)
+			argp_failure(state, EXIT_TROUBLE, 0, "out of memory");
+		env.files[env.nr_files++] = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.pid && !env.nr_files)
+			argp_error(state, "give FILEs or -p PID");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int cmd_sites(int argc, char **argv)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
+	struct scan s = {};
+	int i, rc = 0;
+
+	argp_err_exit_status = EXIT_TROUBLE;
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_TROUBLE;
+
+	if (env.pid && scan_pid(&s, env.pid) < 0)
+		rc = EXIT_TROUBLE;
+	for (i = 0; i < env.nr_files; i++)
+		if (scan_elf(&s, env.files[i], env.files[i]) < 0)
+			rc = EXIT_TROUBLE;
+
+	for (i = 0; i < s.nr_sites; i++) {
+		const struct site *site = &s.sites[i];
+
+		printf("%s 0x%llx 0x%llx %s %s\n", s.files[site->file].path,
+		       (unsigned long long)site->offset, (unsigned long long)site->vaddr,
+		       insn_name(site->insn), site->symbol[0] ? site->symbol : "-");
+		if (env.verbose && !site->next_ok)
+			warn_msg("%s 0x%llx: the kernel cannot uprobe the instruction after it",
+				 s.files[site->file].path, (unsigned long long)site->offset);
+		if (env.verbose && site->next_shared)
+			warn_msg("%s 0x%llx: a branch elsewhere jumps to the instruction after it",
+				 s.files[site->file].path, (unsigned long long)site->offset);
+	}
+	if (!s.nr_sites && !rc) {
+		fprintf(stderr, "%s: no TPAUSE/UMWAIT site in:", UT_NAME);
+		for (i = 0; i < s.nr_files; i++)
+			fprintf(stderr, " %s", s.files[i].path);
+		fputc('\n', stderr);
+		rc = EXIT_FINDING;
+	}
+	scan_free(&s);
+	return rc;
+}

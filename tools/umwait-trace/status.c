@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * umwait-trace status: the IA32_UMWAIT_CONTROL value the kernel caches
+ * (sysfs), what every online CPU really holds, and one verdict line.
+ *
+ * The per-CPU values come from the kernel series' debugfs file when it is
+ * there, otherwise from the MSR driver (/dev/cpu/N/msr).  No BPF.
+ * Exit status: 0 all match, 1 a CPU differs, 2 cannot tell.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ut.h"
+
+#define SYSFS_DIR	"/sys/devices/system/cpu/umwait_control"
+#define DEBUGFS_FILE	"/sys/kernel/debug/x86/umwait/control"
+#define MSR_IA32_UMWAIT_CONTROL		0xe1
+#define UMWAIT_C02_DISABLE		0x1ULL
+#define UMWAIT_TIME_MASK		0xfffffffcULL
+
+static const char doc[] =
+"Show IA32_UMWAIT_CONTROL: the value the kernel caches and every CPU's.\n"
+"\n"
+"USAGE: umwait-trace status [--json]\n"
+"\n"
+"Exits 0 when every online CPU holds the cached value, 1 when one does not,\n"
+"2 when it cannot tell.\n";
+
+enum { OPT_JSON = 0x100 };
+
+static const struct argp_option opts[] = {
+	{ "json", OPT_JSON, NULL, 0, "Print one JSON object", 0 },
+	{ "verbose", 'v', NULL, 0, "Say where each value comes from", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct cpu_val {
+	int cpu;
+	bool online;	/* false: offline, value unknown */
+	bool valid;
+	uint64_t value;
+	char err[64];
+};
+
+static int read_u64_file(const char *path, uint64_t *v)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long long x;
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%llu", &x) == 1;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+/*
+ * The series' debugfs file (Documentation/ABI/testing/debugfs-umwait):
+ *   cached 0x000186a0 max_time=100000 c02=1
+ *   cpu0 0x000186a0 max_time=100000 c02=1 ok      (or MISMATCH)
+ *   cpu1 offline                                  (or "error -5")
+ * Only the CPU lines are read: the cached value comes from sysfs, the
+ * comparison is made here, so both sources are judged alike.
+ */
+static int read_debugfs(struct cpu_val **out)
+{
+	FILE *f = fopen(DEBUGFS_FILE, "re");
+	struct cpu_val *v = NULL;
+	char line[256];
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long val;
+		char word[64];
+		int cpu;
+		struct cpu_val *nv;
+
+		if (sscanf(line, " cpu%d %63s", &cpu, word) != 2 &&
+		    sscanf(line, " %d %63s", &cpu, word) != 2)
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			fclose(f);
+			return -ENOMEM;
+		}
+		v = nv;
+		v[n] = (struct cpu_val){ .cpu = cpu };
+		if (sscanf(word, "%llx", &val) == 1 && !strncmp(word, "0x", 2)) {
+			v[n].online = v[n].valid = true;
+			v[n].value = val;
+		} else {
+			char *rest = strstr(line, word);
+
+			v[n].online = strcmp(word, "offline") != 0;
+			rest[strcspn(rest, "\n")] = '\0';
+			snprintf(v[n].err, sizeof(v[n].err), "%s", rest);
+		}
+		n++;
+	}
+	fclose(f);
+	*out = v;
+	return n;
+}
+
+/* Without the series: rdmsr through /dev/cpu/N/msr for every online CPU. */
+static int read_msr_dev(struct cpu_val **out)
+{
+	struct cpu_val *v = NULL;
+	char path[64];
+	int cpu, n = 0, max = 0;
+
+	{
+		FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+		int lo, hi;
+
+		if (f) {
+			if (fscanf(f, "%d-%d", &lo, &hi) == 2)
+				max = hi;
+			fclose(f);
+		}
+	}
+	for (cpu = 0; cpu <= max; cpu++) {
+		struct cpu_val *nv = realloc(v, (n + 1) * sizeof(*v));
+		uint64_t online = 1;
+		int fd;
+
+		if (!nv) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = nv;
+		v[n] = (struct cpu_val){ .cpu = cpu, .online = true };
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+		if (!read_u64_file(path, &online) && !online) {
+			v[n].online = false;
+			snprintf(v[n].err, sizeof(v[n].err), "offline");
+			n++;
+			continue;
+		}
+		snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT && cpu == 0) {
+				free(v);
+				return -ENOENT;
+			}
+			snprintf(v[n].err, sizeof(v[n].err), "%s", strerror(errno));
+		} else {
+			if (pread(fd, &v[n].value, 8, MSR_IA32_UMWAIT_CONTROL) == 8)
+				v[n].valid = true;
+			else
+				snprintf(v[n].err, sizeof(v[n].err), "rdmsr: %s", strerror(errno));
+			close(fd);
+		}
+		n++;
+	}
+	*out = v;
+	return n;
+}
+
+static void describe(char *buf, size_t len, uint64_t v)
+{
+	snprintf(buf, len, "max_time=%llu c02=%s", (unsigned long long)(v & UMWAIT_TIME_MASK),
+		 v & UMWAIT_C02_DISABLE ? "disabled" : "enabled");
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
+	uint64_t max_time, c02, cached;
+	struct cpu_val *cpus = NULL;
+	const char *source = DEBUGFS_FILE;
+	char verdict[512], desc[64];
+	int n, i, bad = 0, online = 0, unknown = 0;
+	size_t off;
+
+	argp_err_exit_status = EXIT_TROUBLE;
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_TROUBLE;
+	if (need_root())
+		return EXIT_TROUBLE;
+
+	if (read_u64_file(SYSFS_DIR "/max_time", &max_time) ||
+	    read_u64_file(SYSFS_DIR "/enable_c02", &c02)) {
+		die_msg("no %s: this kernel does not manage IA32_UMWAIT_CONTROL "
+			"(CPU without WAITPKG, or umwait disabled)", SYSFS_DIR);
+		return EXIT_TROUBLE;
+	}
+	cached = (max_time & UMWAIT_TIME_MASK) | (c02 ? 0 : UMWAIT_C02_DISABLE);
+
+	n = read_debugfs(&cpus);
+	if (n <= 0) {
+		if (env.verbose)
+			warn_msg("%s unreadable, reading /dev/cpu/N/msr", DEBUGFS_FILE);
+		source = "/dev/cpu/N/msr";
+		n = read_msr_dev(&cpus);
+	}
+	if (n <= 0) {
+		die_msg("cannot read the CPUs' values: no %s (kernel without the umwait series, "
+			"or debugfs not mounted) and no /dev/cpu/0/msr (CONFIG_X86_MSR)", DEBUGFS_FILE);
+		return EXIT_TROUBLE;
+	}
+
+	off = 0;
+	for (i = 0; i < n; i++) {
+		if (!cpus[i].online)
+			continue;
+		online++;
+		if (!cpus[i].valid) {
+			unknown++;
+			continue;
+		}
+		if (cpus[i].value != cached) {
+			if (!bad++)
+				off += snprintf(verdict + off, sizeof(verdict) - off, "MISMATCH:");
+			if (off < sizeof(verdict))
+				off += snprintf(verdict + off, sizeof(verdict) - off,
+						" cpu%d holds 0x%llx", cpus[i].cpu,
+						(unsigned long long)cpus[i].value);
+		}
+	}
+	if (bad && off < sizeof(verdict))
+		snprintf(verdict + off, sizeof(verdict) - off, ", the kernel caches 0x%llx",
+			 (unsigned long long)cached);
+	else if (unknown)
+		snprintf(verdict, sizeof(verdict), "UNKNOWN: %d of %d online CPUs unreadable",
+			 unknown, online);
+	else if (!bad)
+		snprintf(verdict, sizeof(verdict), "OK: all %d online CPUs hold the cached value 0x%llx",
+			 online, (unsigned long long)cached);
+
+	if (env.json) {
+		printf("{\"cached\": {\"value\": %llu, \"max_time\": %llu, \"enable_c02\": %s}, "
+		       "\"source\": ", (unsigned long long)cached, (unsigned long long)max_time,
+		       c02 ? "true" : "false");
+		json_str(stdout, source);
+		printf(", \"cpus\": [");
+		for (i = 0; i < n; i++) {
+			printf("%s{\"cpu\": %d, \"online\": %s", i ? ", " : "", cpus[i].cpu,
+			       cpus[i].online ? "true" : "false");
+			if (cpus[i].valid)
+				printf(", \"value\": %llu, \"max_time\": %llu, \"c02\": %s, \"match\": %s",
+				       (unsigned long long)cpus[i].value,
+				       (unsigned long long)(cpus[i].value & UMWAIT_TIME_MASK),
+				       cpus[i].value & UMWAIT_C02_DISABLE ? "false" : "true",
+				       cpus[i].value == cached ? "true" : "false");
+			else {
+				printf(", \"error\": ");
+				json_str(stdout, cpus[i].err);
+			}
+			printf("}");
+		}
+		printf("], \"ok\": %s, \"verdict\": ", !bad && !unknown ? "true" : "false");
+		json_str(stdout, verdict);
+		printf("}\n");
+	} else {
+		describe(desc, sizeof(desc), cached);
+		printf("cached (sysfs): 0x%llx %s\n", (unsigned long long)cached, desc);
+		printf("%-5s %-12s %s\n", "CPU", "VALUE", "DECODED");
+		for (i = 0; i < n; i++) {
+			if (!cpus[i].valid) {
+				printf("%-5d %s\n", cpus[i].cpu, cpus[i].err);
+				continue;
+			}
+			describe(desc, sizeof(desc), cpus[i].value);
+			printf("%-5d 0x%-10llx %s%s\n", cpus[i].cpu, (unsigned long long)cpus[i].value,
+			       desc, cpus[i].value == cached ? "" : "  <- differs");
+		}
+		printf("source: %s\n", source);
+		printf("verdict: %s\n", verdict);
+	}
+	free(cpus);
+	if (bad)
+		return EXIT_FINDING;
+	return unknown ? EXIT_TROUBLE : 0;
+}

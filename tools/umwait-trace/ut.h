@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* umwait-trace: declarations shared by the user-space files. */
+#ifndef UT_H
+#define UT_H
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define UT_NAME "umwait-trace"
+
+/* Exit codes: 0 fine, 1 a finding (status: mismatch), 2 cannot do it. */
+#define EXIT_FINDING	1
+#define EXIT_TROUBLE	2
+
+/* Every option of every subcommand; argp fills it, main() reads it. */
+struct env {
+	bool verbose;
+	bool timestamp;
+	bool json;
+	bool hist;
+	pid_t pid;		/* -p: 0 = none */
+	long interval;		/* seconds; 0 = only the final totals */
+	long count;		/* intervals; 0 = until Ctrl-C */
+	long duration;		/* -d: seconds; 0 = until Ctrl-C */
+	char **files;
+	int nr_files;
+};
+
+extern struct env env;
+extern volatile sig_atomic_t exiting;
+extern volatile sig_atomic_t dump_requested;
+
+/* common.c */
+void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void setup_libbpf(void);
+int need_root(void);
+int need_btf(void);
+void install_signals(void);
+void format_time(char *buf, size_t len);
+double now_seconds(void);
+void json_str(FILE *f, const char *s);
+bool cpu_has_waitpkg(void);
+int parse_long(const char *arg, long min, long *out);
+
+/* trace_helpers.c */
+void print_log2_hist(const unsigned long long *slots, int nr, const char *unit);
+void json_log2_hist(FILE *f, const unsigned long long *slots, int nr);
+bool btf_has_type(const char *name, int kind);
+bool probe_tp_btf(const char *name);
+
+/* subcommands */
+int cmd_status(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+int cmd_caps(int argc, char **argv);
+int cmd_sites(int argc, char **argv);
+
+#endif /* UT_H */
