@@ -1,0 +1,38 @@
+#!/bin/bash
+# vm/run as a user meets it: a user's own static program with --add, exit
+# status and stdout/stderr passed through, a hang ends at --timeout with 124.
+. "$(dirname "$0")/../lib/tap.sh"
+top=$(cd "$(dirname "$0")/.." && pwd)/..
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cat >"$tmp/hello.c" <<'C'
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	printf("hello from %s with %d args\n", argv[0], argc - 1);
+	fprintf(stderr, "to stderr\n");
+	return 7;
+}
+C
+gcc -static -O2 -o "$tmp/my-static-prog" "$tmp/hello.c"
+
+out=$("$top/vm/run" --no-build --smp 2 --timeout 300 --add "$tmp/my-static-prog" \
+	--add "$tmp/my-static-prog:/opt/bin/prog2" \
+	-- '/my-static-prog a b; echo "rc=$?"; /opt/bin/prog2 2>/dev/null; exit 3' 2>"$tmp/err")
+rc=$?
+is "$rc" 3 "vm/run exits with the command's status"
+is "$(echo "$out" | head -n 2)" "$(printf 'hello from /my-static-prog with 2 args\nrc=7')" \
+	"--add HOST_PATH runs the user's static program as /NAME, its output on stdout"
+is "$(echo "$out" | sed -n 3p)" "hello from /opt/bin/prog2 with 0 args" "--add HOST:GUEST puts it at GUEST"
+is "$(grep -c 'to stderr' "$tmp/err")" 1 "the guest command's stderr arrives on stderr"
+
+out=$("$top/vm/run" --no-build --smp 1 --timeout 40 -- 'sleep 600' 2>"$tmp/err")
+rc=$?
+is "$rc" 124 "a command that outlives --timeout: exit 124"
+check "and the last console lines are shown" grep -q 'did not finish within 40 s' "$tmp/err"
+
+"$top/vm/run" --no-build --smp 9 -- true 2>"$tmp/err"
+is "$?" 2 "--smp 9: exit 2"
+is "$(cat "$tmp/err")" "vm/run: --smp takes 1 to 8, not '9'" "with one line saying what is wrong"
+done_testing
