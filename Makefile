@@ -3,6 +3,7 @@
 #   make            build everything (qemu and kernel are cached outside the clone)
 #   make demo       boot the guest and show the lab at work
 #   make test       run the whole test suite (ends with "N passed, N failed, N skipped")
+#   make test-suspend  three S3 cycles with the umwait state checked after each
 #   make setup      install the Debian packages the lab needs (root)
 #   make checkpatch run checkpatch --strict on the kernel series
 #   make clean      remove build/ (the cache stays; see vm/cache-dir)
@@ -16,9 +17,9 @@ TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write)
 # umwait-trace (bpf/ + tools/umwait-trace/) adds its binary to TOOLS
 -include tools/umwait-trace/build.mk
 
-GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-suspend tests/golden -type f 2>/dev/null)
 
-.PHONY: all setup qemu kernel tools initramfs demo test checkpatch clean
+.PHONY: all setup qemu kernel tools initramfs demo test test-suspend checkpatch clean
 
 all: setup qemu kernel tools initramfs
 
@@ -49,6 +50,9 @@ demo: all
 
 test: all
 	tests/run
+
+test-suspend: all
+	tests/run --suspend
 
 checkpatch: kernel
 	LAB_KERNEL_SRC=$$(vm/ensure kernel)/src bash tests/host/10-checkpatch.t

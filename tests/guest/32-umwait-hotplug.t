@@ -1,7 +1,7 @@
 # CPU hotplug and IA32_UMWAIT_CONTROL: offline restores the boot value
 # (umwait_cpu_offline), a change while a CPU is offline skips it, online writes the
-# current value (umwait_cpu_online with the MSR's previous content), suspend to RAM
-# restores the boot CPU (umwait_resume); debugfs and /dev/cpu/N/msr agree throughout.
+# current value (umwait_cpu_online with the MSR's previous content); debugfs and
+# /dev/cpu/N/msr agree throughout. Suspend to RAM: tests/guest-suspend.
 . /lab/tests/lib/tap.sh
 
 d=/sys/devices/system/cpu/umwait_control
@@ -110,32 +110,7 @@ is "$(events | sort)" \
 	"umwait_cpu_online for both, with C0.2 off"
 dump 0x61a81
 
-# 5. suspend to RAM: the non-boot CPUs go down and come back through the hotplug
-#    callbacks, the boot CPU gets the value back from the syscore resume callback
-if grep -qw mem /sys/power/state && grep -q '\[deep\]' /sys/power/mem_sleep; then
-	echo >$t/trace
-	is "$(lab-write /sys/power/state mem)" OK "suspend to RAM (S3) and resume"
-	ev=$(events)
-	is "$(echo "$ev" | grep -c umwait_cpu_offline)" $last "one umwait_cpu_offline per non-boot CPU"
-	is "$(echo "$ev" | grep -c umwait_cpu_online)" $last "one umwait_cpu_online per non-boot CPU"
-	res=$(echo "$ev" | grep umwait_resume)
-	is "$(echo "$res" | grep -c .)" 1 "one umwait_resume"
-	case "$res" in
-	"umwait_resume: cpu=0 prev=0x"*" control=0x00061a81 max_time=400000 c02=off")
-		pass "umwait_resume: cpu0 got 0x00061a81 back" ;;
-	*) fail "umwait_resume: cpu0 got 0x00061a81 back" "got: '$res'" ;;
-	esac
-	diag "after S3 the boot CPU held $(field "$res" prev)"
-	is "$(echo "$ev" | grep -n . | grep umwait_resume | cut -d: -f1)" $((last + 1)) \
-		"umwait_resume comes after the offlines and before the onlines"
-	is "$(echo "$ev" | grep umwait_cpu_online | grep -vc 'control=0x00061a81 max_time=400000 c02=off$')" 0 \
-		"every non-boot CPU comes back with 0x00061a81"
-	is "$(echo "$ev" | grep -c umwait_control_update)" 0 "no umwait_control_update"
-	dump 0x61a81
-else
-	# the lab's guest always has S3 (ACPI, mem_sleep_default=deep, PIIX4 S3 on)
-	fail "suspend to RAM" "no deep S3 in /sys/power (mem_sleep: $(cat /sys/power/mem_sleep 2>&1))"
-fi
+# 5. suspend to RAM: see tests/guest-suspend (make test-suspend)
 
 # 6. back to the defaults, all CPUs online
 echo >$t/trace
