@@ -172,6 +172,15 @@ if caps_start $tmp/a.out $tl; then
 	loop_pid=$!
 	sleep 1
 	kill -STOP $loop_pid
+	# kill returns before the process stops: a wait counted after A's
+	# snapshot would be invisible to B. Wait for the stopped state.
+	i=0
+	while [ $i -lt 100 ] && ! grep -q '^State:.*stopped' /proc/$loop_pid/status; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	check "-p PID: tpause-loop is stopped before A's totals are read" \
+		grep -q '^State:.*stopped' /proc/$loop_pid/status
 	kill -USR1 $a_pid
 	wait_for $tmp/a.out '^Totals since attach' 1
 	a1=$(totals $tmp/a.out)
