@@ -102,14 +102,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				argp_error(state, "unexpected argument '%s'", arg);
 			break;
 		}
-		env.files = realloc(env.files, (env.nr_files + 1) * sizeof(*env.files));
-		if (!env.files)
-			argp_failure(state, EXIT_TROUBLE, 0, "out of memory");
-		env.files[env.nr_files++] = arg;
+		add_file_arg(state, arg);
 		break;
 	case ARGP_KEY_END:
-		if (!env.pid && !env.nr_files)
-			argp_error(state, "give FILEs or -p PID");
+		need_target(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* umwait-trace: messages, checks and small helpers every subcommand uses. */
+#include <argp.h>
 #include <cpuid.h>
 #include <errno.h>
 #include <limits.h>
@@ -16,26 +17,29 @@ struct env env;
 volatile sig_atomic_t exiting;
 volatile sig_atomic_t dump_requested;
 
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s", UT_NAME, prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void die_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", UT_NAME);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void warn_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: warning: ", UT_NAME);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg("warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -143,4 +147,20 @@ int parse_long(const char *arg, long min, long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* add_file_arg: argp ARGP_KEY_ARG for subcommands that take FILEs */
+void add_file_arg(struct argp_state *state, char *arg)
+{
+	env.files = realloc(env.files, (env.nr_files + 1) * sizeof(*env.files));
+	if (!env.files)
+		argp_failure(state, EXIT_TROUBLE, 0, "out of memory");
+	env.files[env.nr_files++] = arg;
+}
+
+/* need_target: argp ARGP_KEY_END for subcommands that scan FILEs or -p PID */
+void need_target(struct argp_state *state)
+{
+	if (!env.pid && !env.nr_files)
+		argp_error(state, "give FILEs or -p PID");
 }

@@ -46,6 +46,9 @@ double now_seconds(void);
 void json_str(FILE *f, const char *s);
 bool cpu_has_waitpkg(void);
 int parse_long(const char *arg, long min, long *out);
+struct argp_state;
+void add_file_arg(struct argp_state *state, char *arg);
+void need_target(struct argp_state *state);
 
 /* trace_helpers.c */
 void print_log2_hist(const unsigned long long *slots, int nr, const char *unit);
