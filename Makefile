@@ -4,6 +4,8 @@
 #   make demo       boot the guest and show the lab at work
 #   make test       run the whole test suite (ends with "N passed, N failed, N skipped")
 #   make test-suspend  three S3 cycles with the umwait state checked after each
+#   make soak       writers, hotplug, fuzz and tracers at once (SOAK_SECONDS, default 120)
+#   make bench      what the lab and umwait-trace cost, side by side (table + build/bench.json)
 #   make setup      install the Debian packages the lab needs (root)
 #   make checkpatch run checkpatch --strict on the kernel series
 #   make clean      remove build/ (the cache stays; see vm/cache-dir)
@@ -17,9 +19,9 @@ TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write)
 # umwait-trace (bpf/ + tools/umwait-trace/) adds its binary to TOOLS
 -include tools/umwait-trace/build.mk
 
-GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-suspend tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-suspend tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
-.PHONY: all setup qemu kernel tools initramfs demo test test-suspend checkpatch clean
+.PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
 
 all: setup qemu kernel tools initramfs
 
@@ -53,6 +55,12 @@ test: all
 
 test-suspend: all
 	tests/run --suspend
+
+soak: all
+	tests/soak/run
+
+bench: all
+	tests/bench/run
 
 checkpatch: kernel
 	LAB_KERNEL_SRC=$$(vm/ensure kernel)/src bash tests/host/10-checkpatch.t
