@@ -15,7 +15,7 @@ CC      ?= gcc
 CFLAGS  ?= -O2 -g
 TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -static -pthread
 
-TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write)
+TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz)
 # umwait-trace (bpf/ + tools/umwait-trace/) adds its binary to TOOLS
 -include tools/umwait-trace/build.mk
 
