@@ -21,6 +21,7 @@
 #define MSR_IA32_UMWAIT_CONTROL		0xe1
 #define UMWAIT_C02_DISABLE		0x1ULL
 #define UMWAIT_TIME_MASK		0xfffffffcULL
+#define STATUS_TRIES			10
 
 static const char doc[] =
 "Show IA32_UMWAIT_CONTROL: the value the kernel caches and every CPU's.\n"
@@ -85,10 +86,10 @@ static int read_u64_file(const char *path, uint64_t *v)
  *   cached 0x000186a0 max_time=100000 c02=1
  *   cpu0 0x000186a0 max_time=100000 c02=1 ok      (or MISMATCH)
  *   cpu1 offline                                  (or "error -5")
- * Only the CPU lines are read: the cached value comes from sysfs, the
- * comparison is made here, so both sources are judged alike.
+ * The comparison is made here, so both sources are judged alike; the
+ * cached line, read under the same locks as the CPU lines, goes to *cached.
  */
-static int read_debugfs(struct cpu_val **out)
+static int read_debugfs(struct cpu_val **out, uint64_t *cached)
 {
 	FILE *f = fopen(DEBUGFS_FILE, "re");
 	struct cpu_val *v = NULL;
@@ -103,6 +104,10 @@ static int read_debugfs(struct cpu_val **out)
 		int cpu;
 		struct cpu_val *nv;
 
+		if (sscanf(line, "cached %llx", &val) == 1) {
+			*cached = val;
+			continue;
+		}
 		if (sscanf(line, " cpu%d %63s", &cpu, word) != 2 &&
 		    sscanf(line, " %d %63s", &cpu, word) != 2)
 			continue;
@@ -196,11 +201,11 @@ static void describe(char *buf, size_t len, uint64_t v)
 int cmd_status(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
-	uint64_t max_time, c02, cached;
+	uint64_t max_time, c02, cached, dbg_cached = 0;
 	struct cpu_val *cpus = NULL;
 	const char *source = DEBUGFS_FILE;
 	char verdict[512], desc[64];
-	int n, i, bad = 0, online = 0, unknown = 0;
+	int n, i, try, bad = 0, online = 0, unknown = 0;
 	size_t off;
 
 	argp_err_exit_status = EXIT_TROUBLE;
@@ -209,15 +214,30 @@ int cmd_status(int argc, char **argv)
 	if (need_root())
 		return EXIT_TROUBLE;
 
-	if (read_u64_file(SYSFS_DIR "/max_time", &max_time) ||
-	    read_u64_file(SYSFS_DIR "/enable_c02", &c02)) {
-		die_msg("no %s: this kernel does not manage IA32_UMWAIT_CONTROL "
-			"(CPU without WAITPKG, or umwait disabled)", SYSFS_DIR);
-		return EXIT_TROUBLE;
+	/*
+	 * sysfs and debugfs are read one after the other: a write in between
+	 * would show every CPU as differing.  Retry until debugfs cached what
+	 * sysfs said; under a storm of writes, judge debugfs's own snapshot.
+	 */
+	for (try = 0; try < STATUS_TRIES; try++) {
+		if (read_u64_file(SYSFS_DIR "/max_time", &max_time) ||
+		    read_u64_file(SYSFS_DIR "/enable_c02", &c02)) {
+			die_msg("no %s: this kernel does not manage IA32_UMWAIT_CONTROL "
+				"(CPU without WAITPKG, or umwait disabled)", SYSFS_DIR);
+			return EXIT_TROUBLE;
+		}
+		cached = (max_time & UMWAIT_TIME_MASK) | (c02 ? 0 : UMWAIT_C02_DISABLE);
+		free(cpus);
+		cpus = NULL;
+		n = read_debugfs(&cpus, &dbg_cached);
+		if (n <= 0 || dbg_cached == cached)
+			break;
 	}
-	cached = (max_time & UMWAIT_TIME_MASK) | (c02 ? 0 : UMWAIT_C02_DISABLE);
-
-	n = read_debugfs(&cpus);
+	if (n > 0 && dbg_cached != cached) {
+		cached = dbg_cached;
+		max_time = cached & UMWAIT_TIME_MASK;
+		c02 = !(cached & UMWAIT_C02_DISABLE);
+	}
 	if (n <= 0) {
 		if (env.verbose)
 			warn_msg("%s unreadable, reading /dev/cpu/N/msr", DEBUGFS_FILE);
