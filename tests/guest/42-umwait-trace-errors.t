@@ -1,5 +1,6 @@
 # umwait-trace's error paths: each is one clear line on stderr and exit status 2.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
 
 tl=/lab/bin/tpause-loop
 tmp=$(mktemp -d)
@@ -12,15 +13,6 @@ fails() {
 	is "$?" 2 "$_desc: exit status 2"
 	is "$(cat $tmp/err)" "$_want" "$_desc: one line on stderr"
 	is "$(cat $tmp/out)" "" "$_desc: nothing on stdout"
-}
-
-# as_lab CMD...: CMD as the unprivileged user lab (uid 1000)
-as_lab() {
-	if setpriv --help 2>&1 | grep -q -- --reuid; then
-		setpriv --reuid=1000 --regid=1000 --clear-groups "$@"
-	else
-		su lab -s /bin/sh -c "$*"	# busybox's setpriv cannot change uids
-	fi
 }
 
 root="umwait-trace: must run as root (BPF, perf events, debugfs and the MSR device need it)"

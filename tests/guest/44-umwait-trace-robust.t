@@ -1,0 +1,103 @@
+# umwait-trace under rough handling: caps -p outlives its target, SIGINT
+# always ends with the final totals, and a burst of updates faster than
+# events reads them is counted as lost, never dropped silently.
+. /lab/tests/lib/tap.sh
+
+d=/sys/devices/system/cpu/umwait_control
+tl=/lab/bin/tpause-loop
+tmp=$(mktemp -d)
+
+# start OUT ARGS...: umwait-trace ARGS in the background (stderr in OUT.err),
+# back once it said it is ready; its PID in ut_pid
+start() {
+	_out=$1
+	shift
+	umwait-trace "$@" >"$_out" 2>"$_out.err" &
+	ut_pid=$!
+	_i=0
+	until grep -qE '^(Attached|Tracing)' "$_out.err"; do
+		if ! kill -0 $ut_pid 2>/dev/null || [ $_i -ge 600 ]; then
+			fail "umwait-trace $* starts" "stderr: $(cat "$_out.err")"
+			return 1
+		fi
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+}
+
+# stop: SIGINT, then the exit status in ut_rc
+stop() {
+	kill -INT $ut_pid
+	wait $ut_pid
+	ut_rc=$?
+}
+
+# 1. caps -p PID whose process is killed mid-run: it keeps going, counts
+#    nothing of a later process of the same program, prints totals on SIGINT
+$tl -n 20000 -c 200000 -p 1 >/dev/null 2>&1 &
+loop_pid=$!
+# attach while the process is stopped, once it is tpause-loop and not yet done
+i=0
+until [ "$(readlink /proc/$loop_pid/exe)" = $tl ] || [ $i -ge 100 ]; do
+	i=$((i + 1))
+done
+kill -STOP $loop_pid
+if start $tmp/caps.out caps -p $loop_pid; then
+	kill -CONT $loop_pid
+	sleep 1
+	kill -TERM $loop_pid
+	wait $loop_pid
+	is "$?" 143 "the target was killed mid-run (SIGTERM)"
+	sleep 0.5
+	check "caps -p is still running after its target died" kill -0 $ut_pid
+	kill -USR1 $ut_pid
+	i=0
+	while [ "$(grep -c '^Totals since attach' $tmp/caps.out)" -lt 1 ] && [ $i -lt 600 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	t1=$(grep '^total:' $tmp/caps.out | tail -n 1)
+	$tl -n 200 -c 200000 -p 1 >/dev/null
+	stop
+	is "$ut_rc" 0 "caps -p: exits 0 on SIGINT after its target is gone"
+	is "$(grep -c '^Totals since attach' $tmp/caps.out)" 2 "caps -p: prints its final totals (and did on SIGUSR1)"
+	waits=$(echo "$t1" | sed -n 's/^total: waits=\([0-9]*\) .*/\1/p')
+	cmp_ok "${waits:-0}" -gt 0 "caps -p: counted the target's waits (${waits:-0})"
+	is "$(grep '^total:' $tmp/caps.out | tail -n 1)" "$t1" \
+		"caps -p: nothing of a later process of the same program"
+else
+	kill -CONT $loop_pid
+	kill -TERM $loop_pid
+	wait $loop_pid
+fi
+
+# 2. events on SIGINT, with nothing and with something to report
+if start $tmp/ev.out events; then
+	stop
+	is "$ut_rc:$(tail -n 1 $tmp/ev.out.err)" "0:0 events, 0 lost" "events: SIGINT with no event prints '0 events, 0 lost'"
+fi
+
+# 3. a burst while events cannot read (stopped): the ring buffer fills, the
+#    rest is counted as lost; printed + lost = the writes, in order
+n=6000
+if start $tmp/ev.out events; then
+	kill -STOP $ut_pid
+	is "$(lab-write -n $n $d/max_time 400000 100000)" OK "a burst of $n max_time changes"
+	kill -CONT $ut_pid
+	sleep 1
+	stop
+	is "$ut_rc" 0 "events: exits 0 on SIGINT after the burst"
+	printed=$(grep -c '^control_update ' $tmp/ev.out)
+	set -- $(tail -n 1 $tmp/ev.out.err | sed -n 's/^\([0-9]*\) events, \([0-9]*\) lost$/\1 \2/p')
+	is "${1:-x}" "$printed" "the summary counts the $printed events it printed"
+	cmp_ok "${2:-0}" -gt 0 "events were lost: the burst outran the ring buffer (${2:-0})"
+	is "$((${1:-0} + ${2:-0}))" $n "printed + lost = the $n updates"
+	is "$(sed -n 's/^umwait-trace: warning: lost \([0-9]*\) events: ring buffer full$/\1/p' $tmp/ev.out.err |
+		awk '{ s += $1 } END { print s + 0 }')" "${2:-x}" "the warnings on stderr add up to the lost count"
+	is "$(awk 'NR % 2 == 1 && !/ raw=0x00061a80 .* old_raw=0x000186a0 / ||
+		NR % 2 == 0 && !/ raw=0x000186a0 .* old_raw=0x00061a80 / { n++ } END { print n + 0 }' $tmp/ev.out)" 0 \
+		"the printed ones are the first updates, in order"
+fi
+is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls back to the defaults"
+rm -rf $tmp
+done_testing
