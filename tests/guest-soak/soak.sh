@@ -144,7 +144,7 @@ soak() {
 	grep '^diag: ' $tmp/check | sed 's/^diag: /# /'
 	eval "$(grep '^[a-z_]*=' $tmp/check | tr '\n' ' ' | sed 's/\([a-z_]*\)=/c_\1=/g')"
 	is "$c_chain_breaks" 0 "update events chain: each old is the previous new, from $start"
-	is "$(printf '0x%08x' "$c_last")" "$final" "the last update's new value is the cached one"
+	is "$c_last" "$((final))" "the last update's new value is the cached one ($final)"
 	is "$c_noop_updates" 0 "no update event for a write that changed nothing"
 	is "$c_foreign_writers" 0 "every update event comes from one of the writers"
 	is "$c_unmatched_updates" 0 "every update event is one of its writer's accepted writes, in order"
