@@ -18,6 +18,9 @@ TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -static -pthread
 TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz)
 # umwait-trace (bpf/ + tools/umwait-trace/) adds its binary to TOOLS
 -include tools/umwait-trace/build.mk
+# make bench: the empty-uprobe floor and the sysfs write-rate meter
+-include tools/bench-floor/build.mk
+TOOLS   += $(BUILD)/tools/write-rate
 
 GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-suspend tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 

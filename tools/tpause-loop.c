@@ -33,6 +33,7 @@ static struct env {
 	uint64_t store_after;
 	int store_cpu;
 	bool json;
+	bool p99;
 } env = {
 	.count = 1000,
 	.cycles = 10000,
@@ -49,7 +50,7 @@ static const char doc[] =
 "\n"
 "USAGE: tpause-loop [-n COUNT] [-c CYCLES] [-i tpause|umwait] [-s c01|c02]\n"
 "                   [-p CPU] [--past] [--no-monitor]\n"
-"                   [--store-after CYCLES [--store-cpu CPU]] [--json]\n"
+"                   [--store-after CYCLES [--store-cpu CPU]] [--json] [--p99]\n"
 "\n"
 "EXAMPLES:\n"
 "    tpause-loop -n 100 -c 1000000        # 100 TPAUSEs of 1M TSC cycles\n"
@@ -61,6 +62,7 @@ enum {
 	OPT_STORE_AFTER,
 	OPT_STORE_CPU,
 	OPT_JSON,
+	OPT_P99,
 };
 
 static const struct argp_option opts[] = {
@@ -75,6 +77,7 @@ static const struct argp_option opts[] = {
 	  "A second thread stores to the monitored line CYCLES after each UMONITOR", 0 },
 	{ "store-cpu", OPT_STORE_CPU, "CPU", 0, "Pin the storing thread to CPU", 0 },
 	{ "json", OPT_JSON, NULL, 0, "Print the report as one JSON object", 0 },
+	{ "p99", OPT_P99, NULL, 0, "Also report the 99th percentile of the cycles per wait", 0 },
 	{},
 };
 
@@ -148,6 +151,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_JSON:
 		env.json = true;
+		break;
+	case OPT_P99:
+		env.p99 = true;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -229,11 +235,25 @@ static unsigned char do_wait(uint64_t deadline, unsigned int ctl)
 	return _umwait(ctl, deadline);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The smallest sample that at least 99% of the N samples do not exceed. */
+static uint64_t p99(uint64_t *samples, unsigned long n)
+{
+	qsort(samples, n, sizeof(*samples), cmp_u64);
+	return samples[(n * 99 + 99) / 100 - 1];
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	unsigned long capped = 0, early = 0, i;
-	uint64_t sum = 0, max = 0, min = UINT64_MAX, begin, end;
+	uint64_t sum = 0, max = 0, min = UINT64_MAX, begin, end, *samples = NULL;
 	unsigned int ctl;
 	pthread_t thr;
 	int err;
@@ -246,6 +266,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tpause-loop: this CPU lacks WAITPKG (CPUID.7.0:ECX[5]): "
 			"TPAUSE/UMWAIT would fault; run it on a CPU or VM that has it\n");
 		return 2;
+	}
+	if (env.p99) {
+		samples = malloc(env.count * sizeof(*samples));
+		if (!samples) {
+			fprintf(stderr, "tpause-loop: no memory for %lu samples (--p99)\n", env.count);
+			return 1;
+		}
 	}
 	if (pin(env.cpu)) {
 		fprintf(stderr, "tpause-loop: cannot pin to CPU %d: %s\n", env.cpu, strerror(errno));
@@ -275,6 +302,8 @@ int main(int argc, char **argv)
 		if (t1 < deadline)
 			early++;
 		d = t1 - t0;
+		if (samples)
+			samples[i] = d;
 		sum += d;
 		if (d > max)
 			max = d;
@@ -291,7 +320,7 @@ int main(int argc, char **argv)
 	if (env.json)
 		printf("{\"insn\": \"%s\", \"state\": \"%s\", \"cycles\": %llu, \"waits\": %lu, "
 		       "\"capped\": %lu, \"early\": %lu, \"mean\": %llu, \"min\": %llu, "
-		       "\"max\": %llu, \"tsc_begin\": %llu, \"tsc_end\": %llu}\n",
+		       "\"max\": %llu, \"tsc_begin\": %llu, \"tsc_end\": %llu",
 		       env.insn == INSN_TPAUSE ? "tpause" : "umwait",
 		       env.c01 ? "c01" : "c02", (unsigned long long)env.cycles, env.count,
 		       capped, early, (unsigned long long)(sum / env.count),
@@ -299,11 +328,16 @@ int main(int argc, char **argv)
 		       (unsigned long long)begin, (unsigned long long)end);
 	else
 		printf("tpause-loop: insn=%s state=%s cycles=%llu waits=%lu capped=%lu "
-		       "early=%lu mean=%llu min=%llu max=%llu tsc_begin=%llu tsc_end=%llu\n",
+		       "early=%lu mean=%llu min=%llu max=%llu tsc_begin=%llu tsc_end=%llu",
 		       env.insn == INSN_TPAUSE ? "tpause" : "umwait",
 		       env.c01 ? "c01" : "c02", (unsigned long long)env.cycles, env.count,
 		       capped, early, (unsigned long long)(sum / env.count),
 		       (unsigned long long)min, (unsigned long long)max,
 		       (unsigned long long)begin, (unsigned long long)end);
+	if (samples)
+		printf(env.json ? ", \"p99\": %llu" : " p99=%llu",
+		       (unsigned long long)p99(samples, env.count));
+	printf(env.json ? "}\n" : "\n");
+	free(samples);
 	return 0;
 }
