@@ -14,6 +14,8 @@ BUILD   := build
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
 TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -static -pthread
+# the included build.mk files define rules before 'all': plain make builds everything
+.DEFAULT_GOAL := all
 
 TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz)
 # umwait-trace (bpf/ + tools/umwait-trace/) adds its binary to TOOLS
