@@ -1,7 +1,7 @@
 # CPU hotplug and IA32_UMWAIT_CONTROL: offline restores the boot value
 # (umwait_cpu_offline), a change while a CPU is offline skips it, online writes the
 # current value (umwait_cpu_online with the MSR's previous content); debugfs and
-# /dev/cpu/N/msr agree throughout. Suspend to RAM: tests/guest-suspend.
+# /dev/cpu/N/msr agree throughout. Suspend to RAM: 50-umwait-suspend.t.
 . /lab/tests/lib/tap.sh
 
 d=/sys/devices/system/cpu/umwait_control
@@ -110,7 +110,7 @@ is "$(events | sort)" \
 	"umwait_cpu_online for both, with C0.2 off"
 dump 0x61a81
 
-# 5. suspend to RAM: see tests/guest-suspend (make test-suspend)
+# 5. suspend to RAM: see 50-umwait-suspend.t
 
 # 6. back to the defaults, all CPUs online
 echo >$t/trace
