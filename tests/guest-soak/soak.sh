@@ -4,7 +4,7 @@
 # a hotplug loop takes CPUs 1..N-1 down and up in random order, tpause-loop
 # waits on every CPU, a reader polls debugfs and umwait-trace status, and
 # umwait-trace events records it all.  Then every result is checked against
-# what each actor logged itself.  Needs tap.sh.
+# what each actor logged itself.  Needs tap.sh and guest.sh.
 
 d=/sys/devices/system/cpu/umwait_control
 dbg=/sys/kernel/debug/x86/umwait/control
@@ -71,17 +71,7 @@ soak() {
 	start=$(cached_hex)
 	diag "soak: ${secs} s, $cpus CPUs, cached value $start at the start"
 
-	umwait-trace events --json >$tmp/ev.json 2>$tmp/ev.err &
-	ev_pid=$!
-	i=0
-	until grep -q '^Tracing umwait events' $tmp/ev.err; do
-		if ! kill -0 $ev_pid 2>/dev/null || [ $i -ge 600 ]; then
-			fail "umwait-trace events starts" "stderr: $(cat $tmp/ev.err)"
-			return 1
-		fi
-		i=$((i + 1))
-		sleep 0.1
-	done
+	ut_start $tmp/ev.json events --json || return 1
 
 	# every actor in the background; "NAME PID" in jobs
 	: >$tmp/jobs
@@ -108,9 +98,8 @@ soak() {
 		[ $rc -eq 0 ] || bad="$bad $name:$rc"
 	done <$tmp/jobs
 	is "$bad" "" "every writer, the hotplug loop, each CPU's tpause-loop and the reader ended with status 0"
-	kill -INT $ev_pid
-	wait $ev_pid
-	is "$?" 0 "umwait-trace events ended with status 0 on SIGINT"
+	ut_stop
+	is "$ut_rc" 0 "umwait-trace events ended with status 0 on SIGINT"
 
 	# final state: sysfs, debugfs and each online CPU's MSR agree
 	final=$(cached_hex)
@@ -138,7 +127,7 @@ soak() {
 		pid=$(sed -n "s/^writer$w //p" $tmp/jobs)
 		sed "s/^/$pid /" $tmp/w$w.log >>$tmp/writes
 	done
-	is "$(tail -n 1 $tmp/ev.err)" "$(grep -c . $tmp/ev.json) events, 0 lost" \
+	is "$(tail -n 1 $tmp/ev.json.err)" "$(grep -c . $tmp/ev.json) events, 0 lost" \
 		"umwait-trace: as many events as it printed, none lost"
 	awk -v start=$(($start)) -f /lab/tests/guest-soak/events.awk $tmp/writes $tmp/hotplug.log $tmp/ev.json >$tmp/check
 	grep '^diag: ' $tmp/check | sed 's/^diag: /# /'

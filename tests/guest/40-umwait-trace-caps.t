@@ -4,35 +4,11 @@
 # unpinned, attached by FILE before the process starts and by -p PID to a
 # process in the middle of its run.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
 
 d=/sys/devices/system/cpu/umwait_control
 tl=/lab/bin/tpause-loop
 tmp=$(mktemp -d)
-
-# caps_start OUT ARGS...: umwait-trace caps ARGS in the background (stdout to
-# OUT, stderr to OUT.err), back once it said "Attached"; its PID in caps_pid
-caps_start() {
-	_out=$1
-	shift
-	umwait-trace caps "$@" >"$_out" 2>"$_out.err" &
-	caps_pid=$!
-	_i=0
-	until grep -q '^Attached ' "$_out.err"; do
-		if ! kill -0 $caps_pid 2>/dev/null || [ $_i -ge 600 ]; then
-			fail "umwait-trace caps $* attaches" "stderr: $(cat "$_out.err")"
-			return 1
-		fi
-		_i=$((_i + 1))
-		sleep 0.1
-	done
-}
-
-# caps_stop PID: Ctrl-C, then its exit status in caps_rc
-caps_stop() {
-	kill -INT "$1"
-	wait "$1"
-	caps_rc=$?
-}
 
 # wait_for FILE PATTERN N: until FILE has N lines matching PATTERN (at most 60 s)
 wait_for() {
@@ -72,10 +48,10 @@ compare() {
 	_label=$1
 	echo "$2" >$d/max_time
 	shift 2
-	caps_start $tmp/caps.out $tl || return
+	ut_start $tmp/caps.out caps $tl || return
 	loop "$_label" "$@"
-	caps_stop $caps_pid
-	is "$caps_rc" 0 "$_label: caps exits 0 on Ctrl-C"
+	ut_stop
+	is "$ut_rc" 0 "$_label: caps exits 0 on Ctrl-C"
 	is "$(totals $tmp/caps.out)" "$r_waits $r_capped" \
 		"$_label: caps counts tpause-loop's waits and capped waits exactly"
 	is "$(grep "^$loop_pid " $tmp/caps.out | awk '{ print $1, $2, $3, $4, $5 }')" \
@@ -102,12 +78,12 @@ compare umwait-nolimit     0         -i umwait -n 20 -c 1000000
 echo 100000 >$d/max_time
 
 # Two processes, two instructions, one tracer: a row each.
-if caps_start $tmp/caps.out $tl; then
+if ut_start $tmp/caps.out caps $tl; then
 	loop two-a -i tpause -n 40 -c 1000000
 	a="$loop_pid tpause-loop tpause $r_waits $r_capped"
 	loop two-b -i umwait -n 30 -c 1000000 -p 1
 	b="$loop_pid tpause-loop umwait $r_waits $r_capped"
-	caps_stop $caps_pid
+	ut_stop
 	is "$(sed -n '/^Totals since attach/,$p' $tmp/caps.out | grep '^[0-9]' |
 		awk '{ print $1, $2, $3, $4, $5 }')" "$(printf '%s\n%s' "$a" "$b")" \
 		"two processes: one row each, with their own instruction and counts"
@@ -117,9 +93,9 @@ if caps_start $tmp/caps.out $tl; then
 fi
 
 # --json: the totals object carries top-level waits and capped
-if caps_start $tmp/caps.out --json $tl; then
+if ut_start $tmp/caps.out caps --json $tl; then
 	loop json -i tpause -n 30 -c 1000000
-	caps_stop $caps_pid
+	ut_stop
 	j=$(tail -n 1 $tmp/caps.out)
 	case "$j" in
 	'{"type": "total", '*) pass "--json: the last line is the totals object" ;;
@@ -133,11 +109,11 @@ fi
 
 # --hist: every wait lands in one histogram bucket, capped and uncapped apart
 echo 400000 >$d/max_time
-if caps_start $tmp/caps.out --hist $tl; then
+if ut_start $tmp/caps.out caps --hist $tl; then
 	loop hist-capped -i tpause -n 40 -c 1000000
 	w1=$r_waits c1=$r_capped
 	loop hist-short -i tpause -n 40 -c 20000
-	caps_stop $caps_pid
+	ut_stop
 	# A wait whose end the probe after the site missed is reported as unended
 	# (CF unknown), never dropped silently.  It happens in the lab when an
 	# interrupt ends a single-stepped wait: QEMU's model then delivers the
@@ -166,8 +142,8 @@ echo 100000 >$d/max_time
 # is stopped, A's totals read (SIGUSR1), B attached with -p, the process resumed.
 # B must count exactly what A counted after that point.
 echo 400000 >$d/max_time
-if caps_start $tmp/a.out $tl; then
-	a_pid=$caps_pid
+if ut_start $tmp/a.out caps $tl; then
+	a_pid=$ut_pid
 	$tl -i tpause -n 4000 -c 1000000 -p 2 >$tmp/loop.out 2>&1 &
 	loop_pid=$!
 	sleep 1
@@ -184,15 +160,15 @@ if caps_start $tmp/a.out $tl; then
 	kill -USR1 $a_pid
 	wait_for $tmp/a.out '^Totals since attach' 1
 	a1=$(totals $tmp/a.out)
-	if caps_start $tmp/b.out -p $loop_pid; then
-		b_pid=$caps_pid
+	if ut_start $tmp/b.out caps -p $loop_pid; then
+		b_pid=$ut_pid
 		kill -CONT $loop_pid
 		wait $loop_pid
 		report
 		echo "# tpause-loop pid-attach: $line"
-		caps_stop $b_pid
-		is "$caps_rc" 0 "-p PID: caps exits 0 on Ctrl-C"
-		caps_stop $a_pid
+		ut_stop $b_pid
+		is "$ut_rc" 0 "-p PID: caps exits 0 on Ctrl-C"
+		ut_stop $a_pid
 		is "$(totals $tmp/a.out)" "$r_waits $r_capped" "-p PID: tracer A (by file) counted the whole run exactly"
 		set -- $a1
 		cmp_ok "$1" -gt 0 "-p PID: the process had waited before B attached ($1 waits)"
@@ -204,7 +180,7 @@ if caps_start $tmp/a.out $tl; then
 	else
 		kill -CONT $loop_pid
 		wait $loop_pid
-		caps_stop $a_pid
+		ut_stop $a_pid
 	fi
 fi
 echo 100000 >$d/max_time
@@ -212,10 +188,10 @@ echo 100000 >$d/max_time
 # What a probe costs each wait (reported, not judged): short waits, with and without.
 loop overhead-without -i tpause -n 2000 -c 1000 -p 1
 m0=$r_mean
-if caps_start $tmp/caps.out $tl; then
+if ut_start $tmp/caps.out caps $tl; then
 	loop overhead-with -i tpause -n 2000 -c 1000 -p 1
 	m1=$r_mean
-	caps_stop $caps_pid
+	ut_stop
 	diag "per-wait cost of the probe: mean $m0 -> $m1 TSC cycles per 1000-cycle TPAUSE (+$((m1 - m0)))"
 	cmp_ok "$m1" -ge "$m0" "a traced wait costs at least what an untraced one does"
 fi

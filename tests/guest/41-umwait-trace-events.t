@@ -3,6 +3,7 @@
 # umwait_cpu_offline and one umwait_cpu_online for the cycle, decoded and raw,
 # naming the writer; the kernel's own trace buffer saw the same events.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
 
 d=/sys/devices/system/cpu/umwait_control
 t=/sys/kernel/tracing
@@ -14,26 +15,15 @@ if [ ! -d $t/events/umwait ]; then
 	exit
 fi
 
-# ev_start ARGS...: umwait-trace events ARGS in the background, back once tracing
+# ev_start ARGS...: umwait-trace events ARGS, output in $tmp/ev.out{,.err}
 ev_start() {
-	umwait-trace events "$@" >$tmp/ev.out 2>$tmp/ev.err &
-	ev_pid=$!
-	_i=0
-	until grep -q '^Tracing umwait events' $tmp/ev.err; do
-		if ! kill -0 $ev_pid 2>/dev/null || [ $_i -ge 600 ]; then
-			fail "umwait-trace events $* starts" "stderr: $(cat $tmp/ev.err)"
-			return 1
-		fi
-		_i=$((_i + 1))
-		sleep 0.1
-	done
+	ut_start $tmp/ev.out events "$@"
 }
 
+# ev_stop: let the last events through, then SIGINT; exit status in ut_rc
 ev_stop() {
 	sleep 0.5
-	kill -INT $ev_pid
-	wait $ev_pid
-	ev_rc=$?
+	ut_stop
 }
 
 # up to " cpu=": what the event says; the rest names where it fired
@@ -58,7 +48,7 @@ if ev_start; then
 	is "$(lab-write /sys/devices/system/cpu/cpu1/online 0)" OK "cpu1 offline"
 	is "$(lab-write /sys/devices/system/cpu/cpu1/online 1)" OK "cpu1 online"
 	ev_stop
-	is "$ev_rc" 0 "events exits 0 on Ctrl-C"
+	is "$ut_rc" 0 "events exits 0 on Ctrl-C"
 
 	# the boot value, which offline restores: whatever the kernel's trace says
 	orig=$(grep -o 'umwait_cpu_offline: cpu=1 control=0x[0-9a-f]*' $t/trace | sed 's/.*control=//')
@@ -80,7 +70,7 @@ cpu_online target=cpu1 max_time=100000 c02=on raw=0x000186a0 old_max_time=$omt o
 		"the hotplug callbacks ran on cpu1"
 	is "$(grep -c 'umwait_' $t/trace)" "$(grep -c . $tmp/ev.out)" \
 		"as many events as the kernel's own trace buffer recorded"
-	is "$(tail -n 1 $tmp/ev.err)" "7 events, 0 lost" "the summary counts them, none lost"
+	is "$(tail -n 1 $tmp/ev.out.err)" "7 events, 0 lost" "the summary counts them, none lost"
 fi
 
 # --json and -T: the same first event, as an object and with a time stamp
@@ -97,7 +87,7 @@ fi
 if ev_start -T -d 2; then
 	lab-write $d/enable_c02 0 >/dev/null
 	lab-write $d/enable_c02 1 >/dev/null
-	wait $ev_pid
+	wait $ut_pid
 	is "$?" 0 "-d 2: events exits by itself"
 	is "$(grep -c '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9] control_update ' $tmp/ev.out)" 2 \
 		"-T: each line starts with HH:MM:SS"

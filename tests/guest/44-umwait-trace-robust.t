@@ -2,35 +2,11 @@
 # always ends with the final totals, and a burst of updates faster than
 # events reads them is counted as lost, never dropped silently.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
 
 d=/sys/devices/system/cpu/umwait_control
 tl=/lab/bin/tpause-loop
 tmp=$(mktemp -d)
-
-# start OUT ARGS...: umwait-trace ARGS in the background (stderr in OUT.err),
-# back once it said it is ready; its PID in ut_pid
-start() {
-	_out=$1
-	shift
-	umwait-trace "$@" >"$_out" 2>"$_out.err" &
-	ut_pid=$!
-	_i=0
-	until grep -qE '^(Attached|Tracing)' "$_out.err"; do
-		if ! kill -0 $ut_pid 2>/dev/null || [ $_i -ge 600 ]; then
-			fail "umwait-trace $* starts" "stderr: $(cat "$_out.err")"
-			return 1
-		fi
-		_i=$((_i + 1))
-		sleep 0.1
-	done
-}
-
-# stop: SIGINT, then the exit status in ut_rc
-stop() {
-	kill -INT $ut_pid
-	wait $ut_pid
-	ut_rc=$?
-}
 
 # 1. caps -p PID whose process is killed mid-run: it keeps going, counts
 #    nothing of a later process of the same program, prints totals on SIGINT
@@ -42,7 +18,7 @@ until [ "$(readlink /proc/$loop_pid/exe)" = $tl ] || [ $i -ge 100 ]; do
 	i=$((i + 1))
 done
 kill -STOP $loop_pid
-if start $tmp/caps.out caps -p $loop_pid; then
+if ut_start $tmp/caps.out caps -p $loop_pid; then
 	kill -CONT $loop_pid
 	sleep 1
 	kill -TERM $loop_pid
@@ -58,7 +34,7 @@ if start $tmp/caps.out caps -p $loop_pid; then
 	done
 	t1=$(grep '^total:' $tmp/caps.out | tail -n 1)
 	$tl -n 200 -c 200000 -p 1 >/dev/null
-	stop
+	ut_stop
 	is "$ut_rc" 0 "caps -p: exits 0 on SIGINT after its target is gone"
 	is "$(grep -c '^Totals since attach' $tmp/caps.out)" 2 "caps -p: prints its final totals (and did on SIGUSR1)"
 	waits=$(echo "$t1" | sed -n 's/^total: waits=\([0-9]*\) .*/\1/p')
@@ -72,20 +48,20 @@ else
 fi
 
 # 2. events on SIGINT, with nothing and with something to report
-if start $tmp/ev.out events; then
-	stop
+if ut_start $tmp/ev.out events; then
+	ut_stop
 	is "$ut_rc:$(tail -n 1 $tmp/ev.out.err)" "0:0 events, 0 lost" "events: SIGINT with no event prints '0 events, 0 lost'"
 fi
 
 # 3. a burst while events cannot read (stopped): the ring buffer fills, the
 #    rest is counted as lost; printed + lost = the writes, in order
 n=6000
-if start $tmp/ev.out events; then
+if ut_start $tmp/ev.out events; then
 	kill -STOP $ut_pid
 	is "$(lab-write -n $n $d/max_time 400000 100000)" OK "a burst of $n max_time changes"
 	kill -CONT $ut_pid
 	sleep 1
-	stop
+	ut_stop
 	is "$ut_rc" 0 "events: exits 0 on SIGINT after the burst"
 	printed=$(grep -c '^control_update ' $tmp/ev.out)
 	set -- $(tail -n 1 $tmp/ev.out.err | sed -n 's/^\([0-9]*\) events, \([0-9]*\) lost$/\1 \2/p')

@@ -8,3 +8,31 @@ as_lab() {
 		su lab -s /bin/sh -c "$*"	# busybox's setpriv cannot change uids
 	fi
 }
+
+# ut_start OUT ARGS...: umwait-trace ARGS in the background (stdout to OUT,
+# stderr to OUT.err), back once it says it is attached or tracing; its PID in
+# ut_pid. A tracer that dies or never gets ready is a failed test.
+ut_start() {
+	_out=$1
+	shift
+	umwait-trace "$@" >"$_out" 2>"$_out.err" &
+	ut_pid=$!
+	_i=0
+	until grep -qE '^(Attached|Tracing)' "$_out.err"; do
+		if ! kill -0 $ut_pid 2>/dev/null || [ $_i -ge 600 ]; then
+			fail "umwait-trace $* starts" "stderr: $(cat "$_out.err")"
+			return 1
+		fi
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+}
+
+# ut_stop [PID]: SIGINT to umwait-trace (default: the last started), then its
+# exit status in ut_rc
+ut_stop() {
+	_pid=${1:-$ut_pid}
+	kill -INT $_pid
+	wait $_pid
+	ut_rc=$?
+}
