@@ -493,6 +493,13 @@ static int attach_one(struct bpf_program *prog, const struct site *s, uint64_t c
 	return 0;
 }
 
+/* The -p target has exited: there is nothing left to probe */
+static bool target_gone(void)
+{
+	return env.pid && kill(env.pid, 0) && errno == ESRCH;
+}
+
+/* Attach every site; the number attached, or -ESRCH if the -p target exited */
 static int attach_sites(int *nr_files)
 {
 	int i, attached = 0;
@@ -505,6 +512,11 @@ static int attach_sites(int *nr_files)
 	for (i = 0; i < scan.nr_sites; i++) {
 		const struct site *s = &scan.sites[i];
 
+		/* checked first: libbpf's own warnings would precede ours */
+		if (target_gone()) {
+			attached = -ESRCH;
+			break;
+		}
 		if (!s->next_ok) {
 			warn_msg("%s 0x%llx (%s): the kernel cannot uprobe the instruction after "
 				 "this %s: not counted", scan.files[s->file].path,
@@ -597,6 +609,10 @@ int cmd_caps(int argc, char **argv)
 	}
 
 	attached = attach_sites(&nr_files);
+	if (attached == -ESRCH) {
+		die_msg("process %d exited before its sites were probed", env.pid);
+		goto out;
+	}
 	if (attached <= 0) {
 		die_msg("no site could be probed");
 		goto out;
