@@ -15,6 +15,11 @@ function field(name,    s) {
 	return s
 }
 
+# hex V: V as 0x%08x; busybox awk's %x and %d stop at 2^31, control values do not
+function hex(v) {
+	return sprintf("0x%04x%04x", int(v / 65536), v % 65536)
+}
+
 function problem(what, n) {
 	counts[what]++
 	if (ndiag++ < 10)
@@ -49,7 +54,7 @@ FILENAME == ARGV[2] {
 	if (ev == "control_update") {
 		updates++
 		if (old + 0 != cached)
-			problem("chain_breaks", sprintf("event %d: old 0x%x, the previous new was 0x%x", events, old, cached))
+			problem("chain_breaks", sprintf("event %d: old %s, the previous new was %s", events, hex(old), hex(cached)))
 		if (ctl == old + 0)
 			problem("noop_updates", "event " events " changes nothing: " $0)
 		if (!(pid in nw)) {
@@ -59,7 +64,7 @@ FILENAME == ARGV[2] {
 			while (pos[pid] < nw[pid] && apply(old, wname[pid, pos[pid] + 1], wval[pid, pos[pid] + 1]) != ctl)
 				pos[pid]++
 			if (pos[pid] == nw[pid])
-				problem("unmatched_updates", sprintf("event %d: 0x%x -> 0x%x from pid %d: no such write left in its log", events, old, ctl, pid))
+				problem("unmatched_updates", sprintf("event %d: %s -> %s from pid %d: no such write left in its log", events, hex(old), hex(ctl), pid))
 			else
 				pos[pid]++
 		}
@@ -72,14 +77,14 @@ FILENAME == ARGV[2] {
 		if (orig == "")
 			orig = ctl
 		if (ctl != orig)
-			problem("offline_bad", sprintf("event %d: cpu%d offline restored 0x%x, earlier 0x%x", events, n, ctl, orig))
+			problem("offline_bad", sprintf("event %d: cpu%d offline restored %s, earlier %s", events, n, hex(ctl), hex(orig)))
 		left[n] = ctl
 	} else if (ev == "cpu_online") {
 		online++
 		if (ctl != cached)
-			problem("online_bad", sprintf("event %d: cpu%d came up with 0x%x, the cached value was 0x%x", events, n, ctl, cached))
+			problem("online_bad", sprintf("event %d: cpu%d came up with %s, the cached value was %s", events, n, hex(ctl), hex(cached)))
 		if (n in left && old + 0 != left[n])
-			problem("online_bad", sprintf("event %d: cpu%d held 0x%x, its offline left 0x%x", events, n, old, left[n]))
+			problem("online_bad", sprintf("event %d: cpu%d held %s, its offline left %s", events, n, hex(old), hex(left[n])))
 	} else {
 		problem("other_events", "event " events ": " $0)
 		next
@@ -93,7 +98,7 @@ FILENAME == ARGV[2] {
 END {
 	if (nhe != nhp)
 		problem("hotplug_mismatch", sprintf("%d hotplug events, %d operations in the log", nhe, nhp))
-	printf "events=%d updates=%d online=%d offline=%d last=%d\n", events, updates, online, offline, cached
+	printf "events=%d updates=%d online=%d offline=%d last=%.0f\n", events, updates, online, offline, cached
 	split("chain_breaks noop_updates foreign_writers unmatched_updates offline_bad online_bad other_events hotplug_wrong_cpu hotplug_mismatch", k, " ")
 	for (i = 1; i in k; i++)
 		printf "%s=%d\n", k[i], counts[k[i]]
