@@ -12,7 +12,7 @@ run() {
 	line=$(tpause-loop "$@" 2>&1)
 	echo "# report $label: $line"
 	r_waits=x r_capped=x r_early=x
-	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_]*\)=/r_\1=/g')"
+	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g')"
 }
 
 max_time() {
@@ -56,6 +56,13 @@ echo 1 >$d/enable_c02
 is "$r_capped" 0 "enable_c02=0: C0.2 waits still complete"
 run c02-enabled -i tpause -s c02 -n 50 -c 20000
 run c01 -i umwait -s c01 -n 50 -c 20000
+
+# --p99 (make bench's accuracy rows): the 99th percentile lies within the run
+r_p99=x
+run p99 -i tpause -n 100 -c 20000 --p99
+is "$r_waits" 100 "--p99: 100 waits ran"
+check "--p99: min <= p99 <= max ($r_min <= $r_p99 <= $r_max)" \
+	test "$r_min" -le "$r_p99" -a "$r_p99" -le "$r_max"
 
 is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"
 done_testing
