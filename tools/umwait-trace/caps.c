@@ -44,11 +44,6 @@ static const char doc[] =
 "    umwait-trace caps --hist ./app    # and log2 histograms of wait time\n"
 "    umwait-trace caps --json ./app 5  # one JSON object per 5 s interval\n";
 
-enum {
-	OPT_JSON = 0x100,
-	OPT_HIST,
-};
-
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
 	{ "hist", OPT_HIST, NULL, 0, "Also time each wait: log2 histograms, capped and not", 0 },
@@ -73,22 +68,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	long v;
 
 	switch (key) {
-	case 'p':
-		if (parse_long(arg, 1, &v))
-			argp_error(state, "invalid PID '%s'", arg);
-		env.pid = v;
-		break;
 	case OPT_HIST:
 		env.hist = true;
-		break;
-	case 'T':
-		env.timestamp = true;
-		break;
-	case OPT_JSON:
-		env.json = true;
-		break;
-	case 'v':
-		env.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (all_digits(arg)) {
@@ -108,7 +89,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		need_target(state);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_common_opt(key, arg, state);
 	}
 	return 0;
 }
@@ -577,8 +558,7 @@ int cmd_caps(int argc, char **argv)
 	int i, err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0;
 	bool need_enter;
 
-	argp_err_exit_status = EXIT_TROUBLE;
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
 	if (need_root() || need_btf())
 		return EXIT_TROUBLE;

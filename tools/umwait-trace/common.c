@@ -149,6 +149,46 @@ int parse_long(const char *arg, long min, long *out)
 	return 0;
 }
 
+/* parse_cmdline: a subcommand's argp parse; bad usage exits EXIT_TROUBLE */
+int parse_cmdline(const struct argp *argp, int argc, char **argv)
+{
+	argp_err_exit_status = EXIT_TROUBLE;
+	return argp_parse(argp, argc, argv, 0, NULL, NULL) ? EXIT_TROUBLE : 0;
+}
+
+/*
+ * parse_common_opt: the options that mean the same in every subcommand that
+ * offers them (-p PID, -T, --json, -v), and no argument; a subcommand's
+ * parser hands it every key it does not handle itself.
+ */
+error_t parse_common_opt(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'p':
+		if (parse_long(arg, 1, &v))
+			argp_error(state, "invalid PID '%s'", arg);
+		env.pid = v;
+		break;
+	case 'T':
+		env.timestamp = true;
+		break;
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
 /* add_file_arg: argp ARGP_KEY_ARG for subcommands that take FILEs */
 void add_file_arg(struct argp_state *state, char *arg)
 {

@@ -40,8 +40,6 @@ static const char doc[] =
 "    umwait-trace events          # until Ctrl-C\n"
 "    umwait-trace events -T -d 60 # with timestamps, for a minute\n";
 
-enum { OPT_JSON = 0x100 };
-
 static const struct argp_option opts[] = {
 	{ "timestamp", 'T', NULL, 0, "Include a timestamp on each line", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per event", 0 },
@@ -52,26 +50,10 @@ static const struct argp_option opts[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	switch (key) {
-	case 'T':
-		env.timestamp = true;
-		break;
-	case OPT_JSON:
-		env.json = true;
-		break;
-	case 'd':
-		if (parse_long(arg, 1, &env.duration))
-			argp_error(state, "invalid duration '%s'", arg);
-		break;
-	case 'v':
-		env.verbose = true;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
+	if (key != 'd')
+		return parse_common_opt(key, arg, state);
+	if (parse_long(arg, 1, &env.duration))
+		argp_error(state, "invalid duration '%s'", arg);
 	return 0;
 }
 
@@ -191,8 +173,7 @@ int cmd_events(int argc, char **argv)
 	int i, err, found = 0, nr_btf = 0, nr_used = 0, rc = EXIT_TROUBLE;
 	double end;
 
-	argp_err_exit_status = EXIT_TROUBLE;
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
 	if (need_root() || need_btf())
 		return EXIT_TROUBLE;

@@ -33,17 +33,7 @@ static const struct argp_option opts[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	long v;
-
 	switch (key) {
-	case 'p':
-		if (parse_long(arg, 1, &v))
-			argp_error(state, "invalid PID '%s'", arg);
-		env.pid = v;
-		break;
-	case 'v':
-		env.verbose = true;
-		break;
 	case ARGP_KEY_ARG:
 		add_file_arg(state, arg);
 		break;
@@ -51,7 +41,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		need_target(state);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_common_opt(key, arg, state);
 	}
 	return 0;
 }
@@ -62,8 +52,7 @@ int cmd_sites(int argc, char **argv)
 	struct scan s = {};
 	int i, rc = 0;
 
-	argp_err_exit_status = EXIT_TROUBLE;
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
 
 	if (env.pid && scan_pid(&s, env.pid) < 0)

@@ -31,31 +31,11 @@ static const char doc[] =
 "Exits 0 when every online CPU holds the cached value, 1 when one does not,\n"
 "2 when it cannot tell.\n";
 
-enum { OPT_JSON = 0x100 };
-
 static const struct argp_option opts[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print one JSON object", 0 },
 	{ "verbose", 'v', NULL, 0, "Say where each value comes from", 0 },
 	{},
 };
-
-static error_t parse_arg(int key, char *arg, struct argp_state *state)
-{
-	switch (key) {
-	case OPT_JSON:
-		env.json = true;
-		break;
-	case 'v':
-		env.verbose = true;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
 
 struct cpu_val {
 	int cpu;
@@ -200,7 +180,7 @@ static void describe(char *buf, size_t len, uint64_t v)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
+	static const struct argp argp = { .options = opts, .parser = parse_common_opt, .doc = doc };
 	uint64_t max_time, c02, cached, dbg_cached = 0;
 	struct cpu_val *cpus = NULL;
 	const char *source = DEBUGFS_FILE;
@@ -208,8 +188,7 @@ int cmd_status(int argc, char **argv)
 	int n, i, try, bad = 0, online = 0, unknown = 0;
 	size_t off;
 
-	argp_err_exit_status = EXIT_TROUBLE;
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
 	if (need_root())
 		return EXIT_TROUBLE;

@@ -3,6 +3,7 @@
 #ifndef UT_H
 #define UT_H
 
+#include <argp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -15,6 +16,12 @@
 /* Exit codes: 0 fine, 1 a finding (status: mismatch), 2 cannot do it. */
 #define EXIT_FINDING	1
 #define EXIT_TROUBLE	2
+
+/* argp keys of the long-only options */
+enum {
+	OPT_JSON = 0x100,
+	OPT_HIST,
+};
 
 /* Every option of every subcommand; argp fills it, main() reads it. */
 struct env {
@@ -46,7 +53,8 @@ double now_seconds(void);
 void json_str(FILE *f, const char *s);
 bool cpu_has_waitpkg(void);
 int parse_long(const char *arg, long min, long *out);
-struct argp_state;
+int parse_cmdline(const struct argp *argp, int argc, char **argv);
+error_t parse_common_opt(int key, char *arg, struct argp_state *state);
 void add_file_arg(struct argp_state *state, char *arg);
 void need_target(struct argp_state *state);
 
