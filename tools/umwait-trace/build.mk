@@ -1,10 +1,12 @@
 # umwait-trace: included by the top Makefile.
 #
-#   lab kernel's vmlinux --bpftool btf dump--> vmlinux.h
-#   bpf/umwait-trace.bpf.c --clang -target bpf--> .tmp.bpf.o --bpftool gen object--> .bpf.o
+#   bpf/umwait-trace.bpf.c + bpf/vmlinux.h --clang -target bpf--> .tmp.bpf.o
+#   .tmp.bpf.o --bpftool gen object--> .bpf.o
 #   .bpf.o --bpftool gen skeleton--> umwait-trace.skel.h
 #   tools/umwait-trace/*.c + skeleton --cc--> build/tools/umwait-trace
 #
+# bpf/vmlinux.h holds the few kernel types the program uses, relocated by
+# CO-RE on the running kernel: no kernel build, no build-machine BTF.
 # Every intermediate lives in $(BUILD)/umwait-trace/.  libbpf, libelf and zlib
 # are linked statically; Zydis (Debian ships it only as a shared library) is
 # linked dynamically and vm/build-initramfs copies it into the guest.
@@ -24,19 +26,11 @@ UT_LDLIBS  := -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -lZydis -lZycore
 
 TOOLS += $(UT_BIN)
 
-.PHONY: umwait-trace-kernel
-umwait-trace-kernel:
+# make umwait-trace: the tool alone, without QEMU, the kernel or root
+.PHONY: umwait-trace
+umwait-trace: $(UT_BIN)
 
-# The lab kernel's directory is keyed by all its inputs: dump its BTF again
-# only when that directory changed (the series landed, the config moved).
-$(UT_OUT)/vmlinux.h: umwait-trace-kernel | $(UT_OUT)
-	@kdir=$$(vm/ensure kernel) || exit 1; \
-	if [ -s $@ ] && [ "$$(cat $(UT_OUT)/kernel-dir 2>/dev/null)" = "$$kdir" ]; then exit 0; fi; \
-	echo "  BTF     $$kdir/vmlinux -> $@"; \
-	$(BPFTOOL) btf dump file $$kdir/vmlinux format c >$@.tmp && \
-	mv $@.tmp $@ && echo "$$kdir" >$(UT_OUT)/kernel-dir
-
-$(UT_OUT)/umwait-trace.tmp.bpf.o: bpf/umwait-trace.bpf.c $(UT_SRC)/umwait-trace.h $(UT_OUT)/vmlinux.h
+$(UT_OUT)/umwait-trace.tmp.bpf.o: bpf/umwait-trace.bpf.c bpf/vmlinux.h $(UT_SRC)/umwait-trace.h | $(UT_OUT)
 	$(CLANG) $(UT_BPF_CFLAGS) -c $< -o $@
 
 $(UT_OUT)/umwait-trace.bpf.o: $(UT_OUT)/umwait-trace.tmp.bpf.o
