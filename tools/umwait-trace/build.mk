@@ -7,9 +7,11 @@
 #
 # bpf/vmlinux.h holds the few kernel types the program uses, relocated by
 # CO-RE on the running kernel: no kernel build, no build-machine BTF.
-# Every intermediate lives in $(BUILD)/umwait-trace/.  libbpf, libelf and zlib
-# are linked statically; Zydis (Debian ships it only as a shared library) is
-# linked dynamically and vm/build-initramfs copies it into the guest.
+# Every intermediate lives in $(BUILD)/umwait-trace/.  The binary is static:
+# libbpf, libelf and zlib from Debian's -dev packages, Zydis from Debian's
+# source built by vm/build-zydis (Debian ships no libZydis.a) and cached like
+# qemu and the kernel (vm/ensure zydis).  ZYDIS=shared links the system's
+# libZydis.so instead (a machine where apt has no deb-src entry, no root).
 
 UT_SRC     := tools/umwait-trace
 UT_OUT     := $(BUILD)/umwait-trace
@@ -22,7 +24,18 @@ BPFTOOL    ?= bpftool
 UT_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 		 -I$(UT_OUT) -I$(UT_SRC) -idirafter /usr/include/x86_64-linux-gnu
 UT_CFLAGS  := $(CFLAGS) -Wall -Wextra -Werror -D_GNU_SOURCE -I$(UT_OUT) -I$(UT_SRC)
-UT_LDLIBS  := -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -lZydis -lZycore
+ZYDIS      ?= static
+ifeq ($(ZYDIS),static)
+# the cached build's directory, in a file rewritten only when it changes
+UT_ZYDIS   := $(UT_OUT)/zydis-dir
+UT_CFLAGS  += -DZYDIS_STATIC_BUILD -I$$(cat $(UT_ZYDIS))/include
+UT_LDLIBS  := -static -pthread -lbpf -lelf -lz $$(cat $(UT_ZYDIS))/lib/libZydis.a
+else ifeq ($(ZYDIS),shared)
+UT_ZYDIS   :=
+UT_LDLIBS  := -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic -lZydis
+else
+$(error ZYDIS must be static or shared, not '$(ZYDIS)')
+endif
 
 TOOLS += $(UT_BIN)
 
@@ -39,11 +52,18 @@ $(UT_OUT)/umwait-trace.bpf.o: $(UT_OUT)/umwait-trace.tmp.bpf.o
 $(UT_OUT)/umwait-trace.skel.h: $(UT_OUT)/umwait-trace.bpf.o
 	$(BPFTOOL) gen skeleton $< name umwait_trace_bpf >$@.tmp && mv $@.tmp $@
 
-$(UT_OUT)/%.o: $(UT_SRC)/%.c $(UT_HDRS) $(UT_OUT)/umwait-trace.skel.h
+$(UT_OUT)/%.o: $(UT_SRC)/%.c $(UT_HDRS) $(UT_OUT)/umwait-trace.skel.h $(UT_ZYDIS)
 	$(CC) $(UT_CFLAGS) -c $< -o $@
 
-$(UT_BIN): $(UT_OBJS) | $(BUILD)/tools
-	$(CC) $(CFLAGS) -o $@ $^ $(UT_LDLIBS)
+$(UT_BIN): $(UT_OBJS) $(UT_ZYDIS) | $(BUILD)/tools
+	$(CC) $(CFLAGS) -o $@ $(UT_OBJS) $(UT_LDLIBS)
+
+.PHONY: umwait-trace-zydis
+umwait-trace-zydis:
+
+$(UT_OUT)/zydis-dir: umwait-trace-zydis | $(UT_OUT)
+	@dir=$$(vm/ensure zydis) || exit 1; \
+	[ "$$(cat $@ 2>/dev/null)" = "$$dir" ] || echo "$$dir" >$@
 
 $(UT_OUT):
 	mkdir -p $@
