@@ -24,6 +24,7 @@
 
 #include "umwait-trace.h"
 #include "umwait-trace.skel.h"
+#include "openmetrics.h"
 #include "residency.h"
 #include "scan.h"
 #include "ut.h"
@@ -31,7 +32,8 @@
 static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
-"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--json] [interval [count]]\n"
+"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--format FORMAT] [-o FILE]\n"
+"                         [interval [count]]\n"
 "\n"
 "With FILEs, every process that runs them is traced, also those that start\n"
 "later; with -p PID alone, every executable mapping of that process.  The\n"
@@ -42,13 +44,16 @@ static const char doc[] =
 "    umwait-trace caps /usr/lib/x86_64-linux-gnu/libtbb.so.12   # Ctrl-C to end\n"
 "    umwait-trace caps -p 1234 1 10    # PID 1234, 1 s intervals, 10 times\n"
 "    umwait-trace caps --hist ./app    # and log2 histograms of wait time\n"
-"    umwait-trace caps --json ./app 5  # one JSON object per 5 s interval\n";
+"    umwait-trace caps --json ./app 5  # one JSON object per 5 s interval\n"
+"    umwait-trace caps --format openmetrics -o /var/lib/prometheus/node-exporter/umwait.prom ./app 15\n";
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
 	{ "hist", OPT_HIST, NULL, 0, "Also time each wait: log2 histograms, capped and not", 0 },
 	{ "timestamp", 'T', NULL, 0, "Include a timestamp with each interval", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per interval and for the totals", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0, "text (default), json or openmetrics (counts since attach)", 0 },
+	{ "output", 'o', "FILE", 0, "Metrics into FILE, replaced each interval (openmetrics)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output (libbpf)", 0 },
 	{},
 };
@@ -106,6 +111,7 @@ struct hrow {
 
 static struct scan scan;
 static struct umwait_trace_bpf *obj;
+static time_t attach_time;
 
 static int row_cmp(const void *a, const void *b)
 {
@@ -387,6 +393,34 @@ static void drop(struct snapshot *s)
 	*s = (struct snapshot){};
 }
 
+/* --format openmetrics: every counter since attach, through om_caps() */
+static int report_openmetrics(const struct snapshot *cur, const struct residency *res)
+{
+	struct om_site *sites = calloc(cur->n + 1, sizeof(*sites));
+	struct om_caps c = {
+		.sites = sites, .nr_sites = cur->n, .res = res, .start_time = attach_time,
+		.unpaired = obj->bss->unpaired, .unended = unended(),
+		.dropped = obj->bss->dropped_counts + obj->bss->dropped_starts,
+	};
+	int i, err;
+
+	if (!sites)
+		return -ENOMEM;
+	for (i = 0; i < cur->n; i++) {
+		const struct site *s = site_of(cur->rows[i].key.site);
+
+		sites[i] = (struct om_site){
+			.pid = cur->rows[i].key.tgid, .comm = cur->rows[i].val.comm,
+			.file = s ? scan.files[s->file].path : "?", .offset = s ? s->offset : 0,
+			.symbol = s && s->symbol[0] ? s->symbol : "-", .insn = s ? insn_name(s->insn) : "?",
+			.waits = cur->rows[i].val.waits, .capped = cur->rows[i].val.capped,
+		};
+	}
+	err = om_caps(&c);
+	free(sites);
+	return err ? -EIO : 0;
+}
+
 /* Print the interval since PREV (or the totals if PREV is NULL); CUR becomes PREV. */
 static int report(enum block kind, double secs, struct snapshot *prev, struct residency *res)
 {
@@ -397,6 +431,12 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 	if (err)
 		return err;
 	residency_read(res);
+	if (env.format == FORMAT_OPENMETRICS) {
+		err = report_openmetrics(&cur, res);
+		report_drops();
+		drop(&cur);
+		return err;
+	}
 	n = cur.n;
 	nh = cur.nh;
 	if (kind == BLOCK_INTERVAL) {
@@ -599,7 +639,7 @@ int cmd_caps(int argc, char **argv)
 	}
 	install_signals();
 	res = residency_open();
-	if (!env.json && !residency_available(res)) {
+	if (env.format == FORMAT_TEXT && !residency_available(res)) {
 		printf("C0.x residency: unavailable (%s)\n", residency_reason(res));
 		fflush(stdout);
 	}
@@ -614,6 +654,7 @@ int cmd_caps(int argc, char **argv)
 	fflush(stderr);
 
 	start = tick = now_seconds();
+	attach_time = time(NULL);
 	while (!exiting) {
 		bool due = sleep_until(env.interval ? tick + env.interval : start + 1e9);
 

@@ -302,6 +302,24 @@ void residency_json(FILE *f, const struct residency *r, bool since_open)
 	fputc('}', f);
 }
 
+_Static_assert(RESIDENCY_NR_EVENTS == NR_EV, "residency.h counts the events");
+
+int residency_nr_cpus(const struct residency *r)
+{
+	return residency_available(r) ? r->nr : 0;
+}
+
+int residency_counts(const struct residency *r, int i, uint64_t d[RESIDENCY_NR_EVENTS])
+{
+	span(r, true, i, d);
+	return r->cpu[i];
+}
+
+const char *residency_event_name(int e)
+{
+	return ev_name[e];
+}
+
 void residency_close(struct residency *r)
 {
 	if (!r)

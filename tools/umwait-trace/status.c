@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "openmetrics.h"
 #include "ut.h"
 
 #define SYSFS_DIR	"/sys/devices/system/cpu/umwait_control"
@@ -26,23 +27,18 @@
 static const char doc[] =
 "Show IA32_UMWAIT_CONTROL: the value the kernel caches and every CPU's.\n"
 "\n"
-"USAGE: umwait-trace status [--json]\n"
+"USAGE: umwait-trace status [--format text|json|openmetrics] [-o FILE]\n"
 "\n"
 "Exits 0 when every online CPU holds the cached value, 1 when one does not,\n"
-"2 when it cannot tell.\n";
+"2 when it cannot tell.  -o writes the metrics into FILE by a rename, for\n"
+"node exporter's textfile collector.\n";
 
 static const struct argp_option opts[] = {
-	{ "json", OPT_JSON, NULL, 0, "Print one JSON object", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print one JSON object (--format json)", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0, "text (default), json or openmetrics", 0 },
+	{ "output", 'o', "FILE", 0, "Metrics into FILE, replaced atomically (openmetrics)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say where each value comes from", 0 },
 	{},
-};
-
-struct cpu_val {
-	int cpu;
-	bool online;	/* false: offline, value unknown */
-	bool valid;
-	uint64_t value;
-	char err[64];
 };
 
 static int read_u64_file(const char *path, uint64_t *v)
@@ -257,7 +253,15 @@ int cmd_status(int argc, char **argv)
 		snprintf(verdict, sizeof(verdict), "OK: all %d online CPUs hold the cached value 0x%llx",
 			 online, (unsigned long long)cached);
 
-	if (env.json) {
+	if (env.format == FORMAT_OPENMETRICS) {
+		struct om_status om = { .cached = cached, .source = source, .cpus = cpus,
+					.nr_cpus = n, .mismatched = bad, .unknown = unknown };
+
+		if (om_status(&om)) {
+			free(cpus);
+			return EXIT_TROUBLE;
+		}
+	} else if (env.json) {
 		printf("{\"cached\": {\"value\": %llu, \"max_time\": %llu, \"enable_c02\": %s}, "
 		       "\"source\": ", (unsigned long long)cached, (unsigned long long)max_time,
 		       c02 ? "true" : "false");

@@ -21,14 +21,24 @@
 enum {
 	OPT_JSON = 0x100,
 	OPT_HIST,
+	OPT_FORMAT,
+};
+
+/* --format (caps, status); --json is --format json */
+enum format {
+	FORMAT_TEXT,
+	FORMAT_JSON,
+	FORMAT_OPENMETRICS,
 };
 
 /* Every option of every subcommand; argp fills it, main() reads it. */
 struct env {
 	bool verbose;
 	bool timestamp;
-	bool json;
+	bool json;		/* format == FORMAT_JSON */
 	bool hist;
+	enum format format;
+	const char *output;	/* -o: openmetrics into this file, else stdout */
 	pid_t pid;		/* -p: 0 = none */
 	long interval;		/* seconds; 0 = only the final totals */
 	long count;		/* intervals; 0 = until Ctrl-C */
@@ -57,6 +67,15 @@ int parse_cmdline(const struct argp *argp, int argc, char **argv);
 error_t parse_common_opt(int key, char *arg, struct argp_state *state);
 void add_file_arg(struct argp_state *state, char *arg);
 void need_target(struct argp_state *state);
+
+/* status: one CPU's IA32_UMWAIT_CONTROL */
+struct cpu_val {
+	int cpu;
+	bool online;	/* false: offline, value unknown */
+	bool valid;
+	uint64_t value;
+	char err[64];
+};
 
 /* trace_helpers.c */
 void print_log2_hist(const unsigned long long *slots, int nr, const char *unit);

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * umwait-trace --format openmetrics: caps' counters and status's control
+ * values as Prometheus metrics.
+ *
+ * The text is what Prometheus's text parser reads (node exporter's textfile
+ * collector, promtool check metrics): # HELP and # TYPE before each family,
+ * counters named *_total in both, label values escaped, "# EOF" at the end
+ * (OpenMetrics's terminator; a comment to the text parser).  Counters count
+ * since caps attached and never go back within a run; a new run starts them
+ * again at 0, which umwait_caps_start_time_seconds shows (and rate() takes
+ * as a counter reset).
+ *
+ * With -o FILE each exposition goes to a new file in FILE's directory,
+ * mode 0644, renamed over FILE: a reader (the textfile collector) sees the
+ * previous exposition or the new one, never half of one.  The temporary
+ * name does not end in .prom, so the collector never reads it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "openmetrics.h"
+
+#define UMWAIT_C02_DISABLE	0x1ULL
+#define UMWAIT_TIME_MASK	0xfffffffcULL
+
+struct out {
+	FILE *f;
+	char *tmp;	/* NULL: stdout */
+};
+
+static int out_open(struct out *o)
+{
+	int fd;
+
+	o->f = stdout;
+	o->tmp = NULL;
+	if (!env.output)
+		return 0;
+	if (asprintf(&o->tmp, "%s.tmp.XXXXXX", env.output) < 0) {
+		o->tmp = NULL;
+		die_msg("out of memory");
+		return EXIT_TROUBLE;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		die_msg("cannot create %s: %s", o->tmp, strerror(errno));
+		free(o->tmp);
+		return EXIT_TROUBLE;
+	}
+	/* mkstemp makes it 0600: the exporter runs as another user */
+	if (fchmod(fd, 0644) || !(o->f = fdopen(fd, "w"))) {
+		die_msg("cannot write %s: %s", o->tmp, strerror(errno));
+		close(fd);
+		unlink(o->tmp);
+		free(o->tmp);
+		return EXIT_TROUBLE;
+	}
+	return 0;
+}
+
+static int out_close(struct out *o)
+{
+	int err;
+
+	fputs("# EOF\n", o->f);
+	if (!o->tmp)
+		return fflush(o->f) ? EXIT_TROUBLE : 0;
+	err = ferror(o->f) | fflush(o->f) | fsync(fileno(o->f));
+	err |= fclose(o->f);
+	if (!err && rename(o->tmp, env.output))
+		err = -1;
+	if (err) {
+		die_msg("cannot write %s: %s", env.output, strerror(errno));
+		unlink(o->tmp);
+	}
+	free(o->tmp);
+	return err ? EXIT_TROUBLE : 0;
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* a label value: backslash, double quote and newline escaped */
+static void label(FILE *f, const char *name, const char *val, bool first)
+{
+	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	for (; val && *val; val++) {
+		if (*val == '\\' || *val == '"')
+			fprintf(f, "\\%c", *val);
+		else if (*val == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*val, f);
+	}
+	fputc('"', f);
+}
+
+static void site_sample(FILE *f, const char *name, const struct om_site *s, uint64_t v)
+{
+	char num[24];
+
+	fprintf(f, "%s{", name);
+	snprintf(num, sizeof(num), "%u", s->pid);
+	label(f, "pid", num, true);
+	label(f, "comm", s->comm, false);
+	label(f, "file", s->file, false);
+	snprintf(num, sizeof(num), "0x%llx", (unsigned long long)s->offset);
+	label(f, "offset", num, false);
+	label(f, "symbol", s->symbol, false);
+	label(f, "insn", s->insn, false);
+	fprintf(f, "} %llu\n", (unsigned long long)v);
+}
+
+int om_caps(const struct om_caps *c)
+{
+	uint64_t d[RESIDENCY_NR_EVENTS];
+	struct out o;
+	char num[16];
+	int i, e, cpu;
+	FILE *f;
+
+	if (out_open(&o))
+		return EXIT_TROUBLE;
+	f = o.f;
+	family(f, "umwait_waits_total", "counter",
+	       "TPAUSE/UMWAIT waits that ended since umwait-trace caps attached, per process and instruction.");
+	for (i = 0; i < c->nr_sites; i++)
+		site_sample(f, "umwait_waits_total", &c->sites[i], c->sites[i].waits);
+	family(f, "umwait_capped_total", "counter",
+	       "Waits the OS time limit (IA32_UMWAIT_CONTROL max_time) ended, CF=1.");
+	for (i = 0; i < c->nr_sites; i++)
+		site_sample(f, "umwait_capped_total", &c->sites[i], c->sites[i].capped);
+	family(f, "umwait_unpaired_total", "counter",
+	       "Hits after a paired site by threads that did not pass it: not counted.");
+	fprintf(f, "umwait_unpaired_total %llu\n", (unsigned long long)c->unpaired);
+	family(f, "umwait_unended", "gauge",
+	       "Waits seen starting but not ending (under way, or the probe after the site skipped).");
+	fprintf(f, "umwait_unended %llu\n", (unsigned long long)c->unended);
+	family(f, "umwait_dropped_total", "counter",
+	       "Waits not counted or not timed because a BPF map was full.");
+	fprintf(f, "umwait_dropped_total %llu\n", (unsigned long long)c->dropped);
+	family(f, "umwait_caps_start_time_seconds", "gauge",
+	       "When umwait-trace caps attached, in seconds since the epoch: the counters start at 0 then.");
+	fprintf(f, "umwait_caps_start_time_seconds %lld\n", (long long)c->start_time);
+	family(f, "umwait_residency_available", "gauge",
+	       "1 if the core PMU counts C0.1/C0.2 residency here, 0 if not.");
+	fprintf(f, "umwait_residency_available %d\n", residency_available(c->res));
+	if (residency_nr_cpus(c->res)) {
+		family(f, "umwait_residency_cycles_total", "counter",
+		       "Core cycles since attach: unhalted (cycles), in C0.1 (c01), in C0.2 (c02), in either (c0_wait).");
+		for (i = 0; i < residency_nr_cpus(c->res); i++) {
+			cpu = residency_counts(c->res, i, d);
+			snprintf(num, sizeof(num), "%d", cpu);
+			for (e = 0; e < RESIDENCY_NR_EVENTS; e++) {
+				fputs("umwait_residency_cycles_total{", f);
+				label(f, "cpu", num, true);
+				label(f, "counter", residency_event_name(e), false);
+				fprintf(f, "} %llu\n", (unsigned long long)d[e]);
+			}
+		}
+	}
+	return out_close(&o);
+}
+
+static void cpu_sample(FILE *f, const char *name, int cpu, uint64_t v)
+{
+	fprintf(f, "%s{cpu=\"%d\"} %llu\n", name, cpu, (unsigned long long)v);
+}
+
+int om_status(const struct om_status *s)
+{
+	struct out o;
+	int i;
+	FILE *f;
+
+	if (out_open(&o))
+		return EXIT_TROUBLE;
+	f = o.f;
+	family(f, "umwait_control_cached", "gauge",
+	       "IA32_UMWAIT_CONTROL as the kernel caches it (sysfs umwait_control), raw.");
+	fprintf(f, "umwait_control_cached %llu\n", (unsigned long long)s->cached);
+	family(f, "umwait_control_cached_max_time", "gauge",
+	       "The cached value's max_time: the OS limit of a wait, in TSC cycles (0: none).");
+	fprintf(f, "umwait_control_cached_max_time %llu\n",
+		(unsigned long long)(s->cached & UMWAIT_TIME_MASK));
+	family(f, "umwait_control_cached_c02_enabled", "gauge",
+	       "1 if the cached value allows C0.2, 0 if not.");
+	fprintf(f, "umwait_control_cached_c02_enabled %d\n", !(s->cached & UMWAIT_C02_DISABLE));
+	family(f, "umwait_control_cpu_online", "gauge", "1 if the CPU is online.");
+	for (i = 0; i < s->nr_cpus; i++)
+		cpu_sample(f, "umwait_control_cpu_online", s->cpus[i].cpu, s->cpus[i].online);
+	family(f, "umwait_control_cpu", "gauge",
+	       "IA32_UMWAIT_CONTROL as the CPU holds it, raw (online CPUs that could be read).");
+	for (i = 0; i < s->nr_cpus; i++)
+		if (s->cpus[i].valid)
+			cpu_sample(f, "umwait_control_cpu", s->cpus[i].cpu, s->cpus[i].value);
+	family(f, "umwait_control_cpu_max_time", "gauge", "The CPU's max_time, in TSC cycles.");
+	for (i = 0; i < s->nr_cpus; i++)
+		if (s->cpus[i].valid)
+			cpu_sample(f, "umwait_control_cpu_max_time", s->cpus[i].cpu,
+				   s->cpus[i].value & UMWAIT_TIME_MASK);
+	family(f, "umwait_control_cpu_c02_enabled", "gauge", "1 if the CPU's value allows C0.2.");
+	for (i = 0; i < s->nr_cpus; i++)
+		if (s->cpus[i].valid)
+			cpu_sample(f, "umwait_control_cpu_c02_enabled", s->cpus[i].cpu,
+				   !(s->cpus[i].value & UMWAIT_C02_DISABLE));
+	family(f, "umwait_control_cpu_match", "gauge", "1 if the CPU holds the cached value, 0 if not.");
+	for (i = 0; i < s->nr_cpus; i++)
+		if (s->cpus[i].valid)
+			cpu_sample(f, "umwait_control_cpu_match", s->cpus[i].cpu,
+				   s->cpus[i].value == s->cached);
+	family(f, "umwait_control_cpus_mismatched", "gauge",
+	       "Online CPUs that hold another value than the cached one.");
+	fprintf(f, "umwait_control_cpus_mismatched %d\n", s->mismatched);
+	family(f, "umwait_control_cpus_unreadable", "gauge", "Online CPUs whose value could not be read.");
+	fprintf(f, "umwait_control_cpus_unreadable %d\n", s->unknown);
+	family(f, "umwait_control_source_info", "gauge", "Where the CPUs' values were read (source).");
+	fputs("umwait_control_source_info{", f);
+	label(f, "source", s->source, true);
+	fputs("} 1\n", f);
+	return out_close(&o);
+}

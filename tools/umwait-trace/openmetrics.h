@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * umwait-trace --format openmetrics: caps and status as metrics for
+ * Prometheus, on stdout or (-o FILE) the node exporter textfile way.
+ */
+#ifndef UT_OPENMETRICS_H
+#define UT_OPENMETRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "residency.h"
+#include "ut.h"
+
+/* caps: one (process, site) pair's counts since attach */
+struct om_site {
+	uint32_t pid;
+	const char *comm;
+	const char *file;
+	uint64_t offset;	/* file offset of the TPAUSE/UMWAIT */
+	const char *symbol;
+	const char *insn;
+	uint64_t waits;
+	uint64_t capped;
+};
+
+struct om_caps {
+	const struct om_site *sites;
+	int nr_sites;
+	uint64_t unpaired;	/* since attach */
+	uint64_t unended;	/* now */
+	uint64_t dropped;	/* since attach */
+	time_t start_time;	/* attach */
+	const struct residency *res;
+};
+
+struct om_status {
+	uint64_t cached;	/* what the kernel caches */
+	const char *source;	/* where the CPUs' values come from */
+	const struct cpu_val *cpus;
+	int nr_cpus;
+	int mismatched;		/* online CPUs holding another value */
+	int unknown;		/* online CPUs whose value could not be read */
+};
+
+/* Write one exposition to env.output (atomically) or stdout; 0 or EXIT_TROUBLE. */
+int om_caps(const struct om_caps *c);
+int om_status(const struct om_status *s);
+
+#endif /* UT_OPENMETRICS_H */
