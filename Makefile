@@ -1,6 +1,9 @@
 # umwait lab: kernel series, umwait-trace and the QEMU lab that runs them.
 #
 #   make            build everything (qemu and kernel are cached outside the clone)
+#   make umwait-trace  only the tool (no qemu, no kernel, no root; seconds)
+#   make install    umwait-trace, its man page and bash completion into PREFIX
+#                   (default /usr/local; DESTDIR stages); make uninstall removes them
 #   make demo       boot the guest and show the lab at work
 #   make test       run the whole test suite (ends with "N passed, N failed, N skipped")
 #   make test-suspend  only the S3 test (three cycles, part of make test too)

@@ -61,9 +61,29 @@ $(UT_BIN): $(UT_OBJS) $(UT_ZYDIS) | $(BUILD)/tools
 .PHONY: umwait-trace-zydis
 umwait-trace-zydis:
 
+# A build recorded under the current key is kept even if another user's cache
+# holds it: "make umwait-trace; sudo make install" builds nothing as root.
 $(UT_OUT)/zydis-dir: umwait-trace-zydis | $(UT_OUT)
-	@dir=$$(vm/ensure zydis) || exit 1; \
-	[ "$$(cat $@ 2>/dev/null)" = "$$dir" ] || echo "$$dir" >$@
+	@old=$$(cat $@ 2>/dev/null); key=$$(vm/cache-key zydis) || exit 1; \
+	if [ -e "$$old/lib/libZydis.a" ] && [ "$${old##*/}" = "zydis-$$key" ]; then exit 0; fi; \
+	dir=$$(vm/ensure zydis) || exit 1; echo "$$dir" >$@
 
 $(UT_OUT):
 	mkdir -p $@
+
+# make install / make uninstall: the binary, its man page and bash completion
+# under PREFIX (default /usr/local), staged under DESTDIR when given.
+PREFIX     ?= /usr/local
+UT_INSTALL := $(DESTDIR)$(PREFIX)/sbin/umwait-trace \
+	      $(DESTDIR)$(PREFIX)/share/man/man8/umwait-trace.8 \
+	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/umwait-trace
+
+.PHONY: install uninstall
+install: $(UT_BIN)
+	install -D -m 0755 $(UT_BIN) $(DESTDIR)$(PREFIX)/sbin/umwait-trace
+	install -D -m 0644 $(UT_SRC)/umwait-trace.8 $(DESTDIR)$(PREFIX)/share/man/man8/umwait-trace.8
+	install -D -m 0644 $(UT_SRC)/umwait-trace.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/umwait-trace
+
+uninstall:
+	rm -f $(UT_INSTALL)
