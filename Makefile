@@ -52,8 +52,11 @@ $(BUILD)/tools:
 
 initramfs: $(BUILD)/initramfs.cpio
 
-$(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES)
-	vm/build-initramfs $@ $(TOOLS)
+# the guest also gets what make install stages (/lab/install), to test it as installed
+$(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES) $(UT_INSTALL_FILES)
+	rm -rf $(BUILD)/install
+	$(MAKE) -s --no-print-directory install DESTDIR=$(abspath $(BUILD)/install) PREFIX=/usr/local
+	vm/build-initramfs --install $(BUILD)/install $@ $(TOOLS)
 
 demo: all
 	vm/run -- /lab/bin/lab-demo

@@ -74,6 +74,7 @@ $(UT_OUT):
 # make install / make uninstall: the binary, its man page and bash completion
 # under PREFIX (default /usr/local), staged under DESTDIR when given.
 PREFIX     ?= /usr/local
+UT_INSTALL_FILES := $(UT_SRC)/umwait-trace.8 $(UT_SRC)/umwait-trace.bash
 UT_INSTALL := $(DESTDIR)$(PREFIX)/sbin/umwait-trace \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/umwait-trace.8 \
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/umwait-trace

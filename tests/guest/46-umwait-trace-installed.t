@@ -1,0 +1,108 @@
+# umwait-trace as "make install" put it (/lab/install, staged by the initramfs
+# build): the one static file runs on its own (the guest has no shared
+# libraries) for status, sites and caps, whose counts must be tpause-loop's
+# own. --format openmetrics writes caps and status into files the node
+# exporter way; the files, and what text and JSON said, go to the log
+# ("om-*| " lines) for tests/host/45-umwait-trace-openmetrics.t.
+. /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
+
+inst=/lab/install/usr/local
+d=/sys/devices/system/cpu/umwait_control
+dbg=/sys/kernel/debug/x86/umwait/control
+tl=/lab/bin/tpause-loop
+tmp=$(mktemp -d)
+om=$tmp/textfile
+mkdir -p $om
+
+for f in sbin/umwait-trace share/man/man8/umwait-trace.8 share/bash-completion/completions/umwait-trace; do
+	check "installed: $inst/$f" test -s $inst/$f
+done
+# ut_start and the checks below run umwait-trace from PATH: the installed one
+PATH=$inst/sbin:$PATH
+is "$(command -v umwait-trace)" "$inst/sbin/umwait-trace" "umwait-trace on PATH is the installed one"
+check "no dynamic loader in the guest: a dynamically linked binary could not run" \
+	sh -c '! ls /lib*/ld-linux* >/dev/null 2>&1'
+
+# print_file TAG FILE: FILE into the log for the host, each line "TAG| LINE"
+print_file() {
+	sed "s/^/$1| /" "$2"
+}
+
+# wait_for FILE PATTERN: until FILE has a line matching PATTERN (at most 60 s)
+wait_for() {
+	_i=0
+	until grep -q "$2" "$1" 2>/dev/null || [ $_i -ge 600 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+}
+
+# status: the verdict against debugfs, the kernel series' own per-CPU dump
+out=$(umwait-trace status 2>&1)
+is "$?" 0 "status: exit 0"
+ncpu=$(grep -c '^cpu[0-9]* 0x000186a0 .* ok$' $dbg)
+is "$(echo "$out" | sed -n 's/^verdict: //p')" "OK: all $ncpu online CPUs hold the cached value 0x186a0" \
+	"status: verdict OK for the $ncpu CPUs debugfs shows holding 0x186a0"
+
+# sites: tpause-loop has one TPAUSE and one UMWAIT
+out=$(umwait-trace sites $tl)
+is "$?" 0 "sites: exit 0"
+is "$(echo "$out" | awk '{ print $1, $4 }' | sort | tr '\n' ' ')" "$tl tpause $tl umwait " \
+	"sites: one TPAUSE and one UMWAIT in tpause-loop"
+
+# caps, text and openmetrics (-o, 1 s intervals) side by side, against tpause-loop
+echo 100000 >$d/max_time
+if ut_start $tmp/caps.out caps $tl; then
+	t_pid=$ut_pid
+	if ut_start $tmp/om.out caps --format openmetrics -o $om/caps.prom $tl 1; then
+		m_pid=$ut_pid
+		$tl -i tpause -n 60 -c 1000000 >$tmp/loop.out 2>&1 &
+		loop_pid=$!
+		wait $loop_pid
+		line=$(cat $tmp/loop.out)
+		eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_]*\)=/r_\1=/g')"
+		echo "# tpause-loop: $line"
+		# an interval's file already holds the process's series before the end
+		wait_for $om/caps.prom "^umwait_waits_total{pid=\"$loop_pid\","
+		check "openmetrics -o: an interval's file has the process's series while caps runs" \
+			grep -q "^umwait_waits_total{pid=\"$loop_pid\"," $om/caps.prom
+		ut_stop $m_pid
+		is "$ut_rc" 0 "openmetrics: caps exits 0 on Ctrl-C"
+	fi
+	ut_stop $t_pid
+	is "$ut_rc" 0 "text: caps exits 0 on Ctrl-C"
+	totals=$(grep '^total:' $tmp/caps.out | tail -n 1 | sed 's/^total: waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/')
+	is "$totals" "$r_waits $r_capped" "installed caps counts tpause-loop's waits and capped waits exactly"
+	cmp_ok "$r_capped" -gt 0 "some waits were capped (the check is not vacuous)"
+	if [ -n "${m_pid:-}" ]; then
+		f=$om/caps.prom
+		sel="{pid=\"$loop_pid\",comm=\"tpause-loop\",file=\"$tl\","
+		is "$(grep "^umwait_waits_total$sel" $f | awk '{ print $NF }') $(grep "^umwait_capped_total$sel" $f | awk '{ print $NF }')" \
+			"$r_waits $r_capped" "openmetrics: waits_total and capped_total of the process are tpause-loop's"
+		is "$(tail -n 1 $f)" "# EOF" "openmetrics: the file ends in # EOF"
+		is "$(stat -c %a $f)" 644 "openmetrics: the file is readable by the exporter's user (0644)"
+		is "$(ls -A $om)" caps.prom "openmetrics: no temporary file left beside it"
+		is "$(cat $tmp/om.out)" "" "openmetrics -o: nothing on stdout"
+		echo "om-expect| caps pid=$loop_pid waits=$r_waits capped=$r_capped"
+		print_file om-caps $f
+	fi
+fi
+
+# status with cpu2 changed behind the kernel's back: openmetrics and JSON
+msr write 2 0xe1 0x61a81
+umwait-trace status --format openmetrics -o $om/status.prom
+is "$?" 1 "status --format openmetrics: exit 1 when a CPU differs, as in text"
+json=$(umwait-trace status --json)
+msr write 2 0xe1 0x186a0
+check "status -o: the file ends in # EOF" sh -c "tail -n 1 $om/status.prom | grep -qx '# EOF'"
+is "$(grep '^umwait_control_cpu{cpu="2"}' $om/status.prom)" 'umwait_control_cpu{cpu="2"} 400001' \
+	"status openmetrics: cpu2's raw value is what was written to it"
+is "$(grep '^umwait_control_cpu_match{cpu="2"}' $om/status.prom)" 'umwait_control_cpu_match{cpu="2"} 0' \
+	"status openmetrics: cpu2 does not match"
+echo "om-status-json| $json"
+print_file om-status $om/status.prom
+
+is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"
+rm -rf $tmp
+done_testing

@@ -1,0 +1,88 @@
+#!/bin/bash
+# umwait-trace on its own: "make umwait-trace" in a clean clone with an empty
+# lab cache builds the tool without starting a kernel or QEMU build and makes
+# one static file; "make install DESTDIR=..." installs exactly the binary, the
+# man page and the bash completion, "make uninstall" removes them; the man
+# page is lint clean and, like the completion, knows every option the
+# binary's --help lists.
+. "$(dirname "$0")/../lib/tap.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export UMWAIT_LAB_CACHE=$tmp/cache
+mkdir "$UMWAIT_LAB_CACHE"
+
+git clone -q "$top" "$tmp/clone" || {
+	fail "git clone of the tree"
+	done_testing
+	exit
+}
+start=$(date +%s.%N)
+make -C "$tmp/clone" umwait-trace >"$tmp/build.log" 2>&1
+rc=$?
+end=$(date +%s.%N)
+is "$rc" 0 "make umwait-trace in a clean clone with an empty lab cache"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$tmp/build.log" | tail -20
+diag "make umwait-trace took $(echo "$end - $start" | bc) s (empty cache: Zydis built from source too)"
+bin=$tmp/clone/build/tools/umwait-trace
+check "it made build/tools/umwait-trace" test -x "$bin"
+is "$(cd "$UMWAIT_LAB_CACHE" && ls -d qemu-* kernel-* 2>/dev/null)" "" \
+	"no kernel or QEMU build in the lab cache"
+is "$(grep -cE 'build-(kernel|qemu)|ensure: building (kernel|qemu)' "$tmp/build.log")" 0 \
+	"no kernel or QEMU build in the build's output"
+cmp_ok "$(cd "$UMWAIT_LAB_CACHE" && ls -d zydis-* | grep -vc -e '-source-' -e '\.')" -eq 1 \
+	"the static Zydis was built into the empty cache (the build did run from scratch)"
+is "$(readelf -l "$bin" | grep -c 'Requesting program interpreter')" 0 "the binary has no program interpreter (PT_INTERP)"
+is "$(readelf -d "$bin" | grep -c '(NEEDED)')" 0 "the binary needs no shared library (no NEEDED)"
+diag "$(file -b "$bin" | cut -d, -f1-4)"
+
+# make install / uninstall, staged
+dest=$tmp/dest
+make -s -C "$tmp/clone" install DESTDIR="$dest" PREFIX=/usr >"$tmp/install.log" 2>&1
+is "$?" 0 "make install DESTDIR=... PREFIX=/usr"
+is "$(cd "$dest" && find . -type f -printf '%m %p\n' | sort)" "$(printf '%s\n' \
+	'644 ./usr/share/bash-completion/completions/umwait-trace' \
+	'644 ./usr/share/man/man8/umwait-trace.8' \
+	'755 ./usr/sbin/umwait-trace')" "make install: the binary, the man page and the completion, nothing else"
+check "the installed binary is the built one" cmp -s "$bin" "$dest/usr/sbin/umwait-trace"
+diag "installed: $(cd "$dest" && find . -type f | sort | tr '\n' ' ')"
+make -s -C "$tmp/clone" uninstall DESTDIR="$dest" PREFIX=/usr >>"$tmp/install.log" 2>&1
+is "$?" 0 "make uninstall"
+is "$(find "$dest" -type f)" "" "make uninstall removed every installed file"
+
+# the man page: lint clean, and it names every option of every subcommand
+man=$top/tools/umwait-trace/umwait-trace.8
+is "$(mandoc -T lint -W warning "$man" 2>&1)" "" "mandoc -T lint -W warning: clean"
+is "$(groff -man -ww -z "$man" 2>&1)" "" "groff -man -ww -z: clean"
+
+# long options of SUBCOMMAND as its --help lists them
+help_opts() {
+	"$bin" "$1" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+' |
+		grep -vxE -- '--(help|usage|version)' | sort
+}
+
+# completion SUBCOMMAND: the long options bash completes after "umwait-trace SUBCOMMAND --"
+completion() {
+	bash -c '. /usr/share/bash-completion/bash_completion
+		. "$1"
+		COMP_WORDS=(umwait-trace "$2" --) COMP_CWORD=2 COMP_LINE="umwait-trace $2 --" COMP_POINT=${#COMP_LINE}
+		_umwait_trace
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$top/tools/umwait-trace/umwait-trace.bash" "$1" |
+		grep -vxE -- '--(help|usage|version)' | sort
+}
+
+for cmd in status events caps sites; do
+	opts=$(help_opts $cmd)
+	missing=
+	for o in $opts; do
+		grep -q -- "\\\\-\\\\-${o#--}" "$man" || missing="$missing $o"
+	done
+	is "$missing" "" "man page: every option of '$cmd' (${opts//$'\n'/ })"
+	if [ -r /usr/share/bash-completion/bash_completion ]; then
+		is "$(completion $cmd)" "$opts" "bash completion: '$cmd --<TAB>' offers exactly its options"
+	else
+		skip "bash completion of '$cmd'" "package bash-completion is not installed (vm/setup-host)"
+	fi
+done
+done_testing
