@@ -117,17 +117,24 @@ static void site_sample(FILE *f, const char *name, const struct om_site *s, uint
 	fprintf(f, "} %llu\n", (unsigned long long)v);
 }
 
-int om_caps(const struct om_caps *c)
+/* one exposition of RENDER(ARG) to env.output or stdout */
+static int om_write(void (*render)(FILE *f, const void *arg), const void *arg)
 {
-	uint64_t d[RESIDENCY_NR_EVENTS];
 	struct out o;
-	char num[16];
-	int i, e, cpu;
-	FILE *f;
 
 	if (out_open(&o))
 		return EXIT_TROUBLE;
-	f = o.f;
+	render(o.f, arg);
+	return out_close(&o);
+}
+
+static void render_caps(FILE *f, const void *arg)
+{
+	const struct om_caps *c = arg;
+	uint64_t d[RESIDENCY_NR_EVENTS];
+	char num[16];
+	int i, e, cpu;
+
 	family(f, "umwait_waits_total", "counter",
 	       "TPAUSE/UMWAIT waits that ended since umwait-trace caps attached, per process and instruction.");
 	for (i = 0; i < c->nr_sites; i++)
@@ -165,7 +172,11 @@ int om_caps(const struct om_caps *c)
 			}
 		}
 	}
-	return out_close(&o);
+}
+
+int om_caps(const struct om_caps *c)
+{
+	return om_write(render_caps, c);
 }
 
 static void cpu_sample(FILE *f, const char *name, int cpu, uint64_t v)
@@ -173,15 +184,11 @@ static void cpu_sample(FILE *f, const char *name, int cpu, uint64_t v)
 	fprintf(f, "%s{cpu=\"%d\"} %llu\n", name, cpu, (unsigned long long)v);
 }
 
-int om_status(const struct om_status *s)
+static void render_status(FILE *f, const void *arg)
 {
-	struct out o;
+	const struct om_status *s = arg;
 	int i;
-	FILE *f;
 
-	if (out_open(&o))
-		return EXIT_TROUBLE;
-	f = o.f;
 	family(f, "umwait_control_cached", "gauge",
 	       "IA32_UMWAIT_CONTROL as the kernel caches it (sysfs umwait_control), raw.");
 	fprintf(f, "umwait_control_cached %llu\n", (unsigned long long)s->cached);
@@ -224,5 +231,9 @@ int om_status(const struct om_status *s)
 	fputs("umwait_control_source_info{", f);
 	label(f, "source", s->source, true);
 	fputs("} 1\n", f);
-	return out_close(&o);
+}
+
+int om_status(const struct om_status *s)
+{
+	return om_write(render_status, s);
 }
