@@ -1,5 +1,5 @@
 # Fetch a Debian source package the way the lab's builders do (bash; sourced
-# by vm/build-qemu and vm/build-zydis, which define die).
+# by vm/build-zydis, which defines die).
 #
 #   debian_source PACKAGE VERSION DIR   the .dsc and the files it names, in DIR
 #
