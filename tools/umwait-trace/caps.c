@@ -32,8 +32,8 @@
 static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
-"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--format FORMAT] [-o FILE]\n"
-"                         [interval [count]]\n"
+"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--format FMT]\n"
+"                         [--json] [-o FILE] [interval [count]]\n"
 "\n"
 "With FILEs, every process that runs them is traced, also those that start\n"
 "later; with -p PID alone, every executable mapping of that process.  The\n"
@@ -45,7 +45,7 @@ static const char doc[] =
 "    umwait-trace caps -p 1234 1 10    # PID 1234, 1 s intervals, 10 times\n"
 "    umwait-trace caps --hist ./app    # and log2 histograms of wait time\n"
 "    umwait-trace caps --json ./app 5  # one JSON object per 5 s interval\n"
-"    umwait-trace caps --format openmetrics -o /var/lib/prometheus/node-exporter/umwait.prom ./app 15\n";
+"    umwait-trace caps --format openmetrics -o umwait.prom ./app 15\n";
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
