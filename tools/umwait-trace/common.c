@@ -126,6 +126,12 @@ void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* PART as a percentage of WHOLE; 0 when WHOLE is 0 */
+double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
 bool cpu_has_waitpkg(void)
 {
 	unsigned int eax, ebx, ecx, edx;

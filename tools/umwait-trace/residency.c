@@ -235,11 +235,6 @@ void residency_read(struct residency *r)
 	}
 }
 
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * part / whole : 0.0;
-}
-
 /* deltas of CPU i (i == nr: the sum) over the chosen span */
 static void span(const struct residency *r, bool since_open, int i, uint64_t d[NR_EV])
 {

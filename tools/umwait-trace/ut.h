@@ -51,6 +51,7 @@ void install_signals(void);
 void format_time(char *buf, size_t len);
 double now_seconds(void);
 void json_str(FILE *f, const char *s);
+double pct(uint64_t part, uint64_t whole);
 bool cpu_has_waitpkg(void);
 int parse_long(const char *arg, long min, long *out);
 int parse_cmdline(const struct argp *argp, int argc, char **argv);

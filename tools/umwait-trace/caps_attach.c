@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * umwait-trace caps: find the sites (scan.c) and put the uprobes on them.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "umwait-trace.skel.h"
+#include "caps.h"
+#include "scan.h"
+#include "ut.h"
+
+static struct bpf_link **links;
+static int nr_links;
+
+int caps_scan_targets(struct scan *scan)
+{
+	int i, n, rc = 0;
+
+	if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
+		die_msg("no process with PID %d", env.pid);
+		return EXIT_TROUBLE;
+	}
+	if (!env.nr_files && scan_pid(scan, env.pid) < 0)
+		return EXIT_TROUBLE;
+	for (i = 0; i < env.nr_files; i++) {
+		n = scan_elf(scan, env.files[i], env.files[i]);
+		if (n < 0)
+			rc = EXIT_TROUBLE;
+	}
+	if (rc)
+		return rc;
+	if (!scan->nr_sites) {
+		fprintf(stderr, "%s: no TPAUSE/UMWAIT site in:", UT_NAME);
+		for (i = 0; i < scan->nr_files; i++)
+			fprintf(stderr, " %s", scan->files[i].path);
+		fputc('\n', stderr);
+		return EXIT_TROUBLE;
+	}
+	return 0;
+}
+
+static int attach_one(struct bpf_program *prog, const struct scan *scan, const struct site *s,
+		      uint64_t cookie, uint64_t offset)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(prog, env.pid ? env.pid : -1,
+					       scan->files[s->file].attach, offset, &uo);
+	if (!link) {
+		warn_msg("cannot attach to %s offset 0x%llx: %s", scan->files[s->file].path,
+			 (unsigned long long)offset, strerror(errno));
+		return -1;
+	}
+	links[nr_links++] = link;
+	return 0;
+}
+
+/* The -p target has exited: there is nothing left to probe */
+static bool target_gone(void)
+{
+	return env.pid && kill(env.pid, 0) && errno == ESRCH;
+}
+
+/* Attach every site; the number attached, or -ESRCH if the -p target exited */
+int caps_attach(struct umwait_trace_bpf *obj, const struct scan *scan, int *nr_files)
+{
+	int i, attached = 0;
+	bool *file_used, paired;
+
+	links = calloc(2 * scan->nr_sites, sizeof(*links));
+	file_used = calloc(scan->nr_files, sizeof(*file_used));
+	if (!links || !file_used) {
+		free(file_used);
+		return -ENOMEM;
+	}
+	for (i = 0; i < scan->nr_sites; i++) {
+		const struct site *s = &scan->sites[i];
+
+		/* checked first: libbpf's own warnings would precede ours */
+		if (target_gone()) {
+			attached = -ESRCH;
+			break;
+		}
+		if (!s->next_ok) {
+			warn_msg("%s 0x%llx (%s): the kernel cannot uprobe the instruction after "
+				 "this %s: not counted", scan->files[s->file].path,
+				 (unsigned long long)s->offset, s->symbol, insn_name(s->insn));
+			continue;
+		}
+		/* pair the two probes where needed and possible */
+		paired = (env.hist || s->next_shared) && s->site_ok &&
+			 !attach_one(obj->progs.wait_enter, scan, s, i | COOKIE_PAIRED, s->offset);
+		if (attach_one(obj->progs.wait_exit, scan, s,
+			       paired ? i | COOKIE_PAIRED : (uint64_t)i, s->next_offset))
+			continue;
+		if (s->next_shared && !paired)
+			warn_msg("%s 0x%llx (%s): another path leads to the instruction after this "
+				 "%s and the %s itself cannot be probed: its counts include that path",
+				 scan->files[s->file].path, (unsigned long long)s->offset, s->symbol,
+				 insn_name(s->insn), insn_name(s->insn));
+		else if (env.hist && !paired)
+			warn_msg("%s 0x%llx: waits counted but not timed", scan->files[s->file].path,
+				 (unsigned long long)s->offset);
+		attached++;
+		file_used[s->file] = true;
+	}
+	*nr_files = 0;
+	for (i = 0; i < scan->nr_files; i++)
+		*nr_files += file_used[i];
+	free(file_used);
+	return attached;
+}
+
+void caps_detach(void)
+{
+	while (nr_links)
+		bpf_link__destroy(links[--nr_links]);
+	free(links);
+	links = NULL;
+}
