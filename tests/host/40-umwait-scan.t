@@ -52,6 +52,33 @@ insn_at() {
 	case "${b[0]}" in 66) echo tpause ;; f2) echo umwait ;; *) echo other ;; esac
 }
 
+# objdump_symbol FILE VADDR: "name+0xoff" of the function whose extent
+# [value, value + size) holds VADDR in objdump -t (.symtab), else in objdump -T
+# (.dynsym); "-" when none does
+objdump_symbol() {
+	local f=$1 va=$(($2)) opt left right val size name best= bestval=-1
+	for opt in -tw -Tw; do
+		while IFS=$'\t' read -r left right; do
+			[ "${left:23:1}" = F ] || continue
+			read -r val _ <<<"$left"
+			read -r size _ <<<"$right"
+			name=${right##* }
+			val=$((0x$val)) size=$((0x$size))
+			if [ "$va" -ge "$val" ] && [ "$va" -lt $((val + size)) ] && [ "$val" -gt "$bestval" ]; then
+				best=$name bestval=$val
+			fi
+		done < <(objdump "$opt" "$f" | grep -P '^[0-9a-f]{16} .{7} \S+\t')
+		[ -n "$best" ] && break
+	done
+	if [ -z "$best" ]; then
+		echo -
+	elif [ "$va" -eq "$bestval" ]; then
+		echo "$best"
+	else
+		printf '%s+0x%x\n' "$best" $((va - bestval))
+	fi
+}
+
 # check_library LABEL FILE
 check_library() {
 	local label=$1 f=$2 want got line off vaddr insn bad=0
@@ -74,6 +101,10 @@ check_library() {
 		}
 	done < <("$ut" sites "$f")
 	is "$bad" 0 "$label: each site's file offset holds that instruction"
+	is "$("$ut" sites "$f" | awk '{ print $3, $4, $5 }')" \
+		"$("$ut" sites "$f" | while read -r _ _ vaddr insn _; do
+			echo "$vaddr $insn $(objdump_symbol "$f" "$vaddr")"; done)" \
+		"$label: each site's symbol is the one objdump -t/-T says holds it, or '-'"
 }
 
 lib=/usr/lib/x86_64-linux-gnu

@@ -84,6 +84,7 @@ static bool uprobe_can_probe(const ZydisDecodedInstruction *in)
 struct sym {
 	uint64_t addr, size;
 	const char *name;
+	bool dynamic;		/* from .dynsym, not .symtab */
 };
 
 struct symtab {
@@ -140,38 +141,44 @@ static void load_symbols(Elf *elf, struct symtab *st)
 					return;
 				}
 			}
-			st->v[st->nr++] = (struct sym){ sym.st_value, sym.st_size, name };
+			st->v[st->nr++] = (struct sym){ sym.st_value, sym.st_size, name,
+							sh.sh_type == SHT_DYNSYM };
 		}
 	}
 	if (st->nr)
 		qsort(st->v, st->nr, sizeof(*st->v), sym_cmp);
 }
 
-/* The last symbol at or below ADDR: "name+0xoff" (just "name" at +0). */
+/*
+ * The symbol whose extent [value, value + size) holds ADDR, from .symtab or,
+ * if none there does, from .dynsym: "name+0xoff" (just "name" at +0), or ""
+ * when no symbol holds it.  A stripped library's nearest exported symbol
+ * below a site is often a different function far away: that name would mislead.
+ */
 static void symbolize(const struct symtab *st, uint64_t addr, char *buf, size_t len)
 {
-	size_t lo = 0, hi = st->nr;
+	const struct sym *best = NULL;
+	int pass;
+	size_t i;
 
 	buf[0] = '\0';
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+	for (pass = 0; pass < 2 && !best; pass++) {
+		for (i = 0; i < st->nr && st->v[i].addr <= addr; i++) {
+			const struct sym *y = &st->v[i];
 
-		if (st->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+			if (y->dynamic != pass || addr - y->addr >= y->size)
+				continue;
+			/* the innermost one; at one address the first (sorted) */
+			if (!best || y->addr > best->addr)
+				best = y;
+		}
 	}
-	if (!lo)
+	if (!best)
 		return;
-	/* among the symbols at that address, the first is the sized one */
-	hi = lo - 1;
-	while (hi > 0 && st->v[hi - 1].addr == st->v[lo - 1].addr)
-		hi--;
-	if (addr == st->v[hi].addr)
-		snprintf(buf, len, "%s", st->v[hi].name);
+	if (addr == best->addr)
+		snprintf(buf, len, "%s", best->name);
 	else
-		snprintf(buf, len, "%s+0x%llx", st->v[hi].name,
-			 (unsigned long long)(addr - st->v[hi].addr));
+		snprintf(buf, len, "%s+0x%llx", best->name, (unsigned long long)(addr - best->addr));
 }
 
 static int add_site(struct scan *s, const struct site *site)

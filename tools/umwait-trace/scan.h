@@ -22,7 +22,7 @@ struct site {
 	bool next_ok;		/* the kernel can uprobe that next instruction */
 	bool site_ok;		/* ... and the TPAUSE/UMWAIT itself (for --hist) */
 	bool next_shared;	/* a direct branch elsewhere targets that next instruction */
-	char symbol[160];	/* nearest symbol "name+0xoff", or "" */
+	char symbol[160];	/* "name+0xoff" of the symbol holding it, or "" */
 };
 
 struct scan_file {
