@@ -165,6 +165,29 @@ else
 	fail "compile the control binaries" "$(cat "$tmp/cc.err")"
 fi
 
+# A FILE without '/': the file of that name in the current directory, or else
+# the one libbpf would find for it ($PATH; library directories for a .so),
+# named by its absolute path: the scanner must look where the uprobe goes.
+mkdir -p "$tmp/cwd" "$tmp/bin"
+cp "$top/build/tools/tpause-loop" "$tmp/cwd/tpause-loop"
+cp "$tmp/fences-tpause" "$tmp/bin/tpause-loop"
+if [ -e $lib/libtbb.so.12 ]; then
+	is "$(cd "$tmp/cwd" && "$ut" sites libtbb.so.12 2>&1)" \
+		"$("$ut" sites $lib/libtbb.so.12 | sed "s#^[^ ]*#$(realpath $lib/libtbb.so.12)#")" \
+		"bare library name: found in the library directories, as libbpf would, and named by its real path"
+else
+	skip "bare library name" "$lib/libtbb.so.12 not installed (vm/setup-host installs it)"
+fi
+is "$(cd "$tmp/cwd" && PATH=$tmp/bin:$PATH "$ut" sites tpause-loop | awk '{ print $1, $2 }' | sort -u | sed "s#^$tmp/##")" \
+	"$("$ut" sites "$tmp/cwd/tpause-loop" | awk '{ print $1, $2 }' | sort -u | sed "s#^$tmp/##")" \
+	"bare name present in the current directory: that file (not the one in \$PATH), by its absolute path"
+is "$(cd "$tmp" && PATH=$tmp/bin:$PATH "$ut" sites tpause-loop | awk '{ print $1, $2, $4 }' | sed "s#^$tmp/##")" \
+	"$("$ut" sites "$tmp/bin/tpause-loop" | awk '{ print $1, $2, $4 }' | sed "s#^$tmp/##")" \
+	"bare name absent from the current directory: the one in \$PATH, by its absolute path"
+out=$(cd "$tmp" && PATH=/nonexistent "$ut" sites no-such-tool 2>&1)
+is "$?:$out" "2:umwait-trace: cannot find no-such-tool: not in the current directory nor in \$PATH, /usr/bin, /usr/sbin" \
+	"bare name found nowhere: exit 2 and one line"
+
 out=$("$ut" sites /nonexistent 2>&1)
 rc=$?
 is "$rc:$out" "2:umwait-trace: cannot open /nonexistent: No such file or directory" \

@@ -204,6 +204,8 @@ int cmd_caps(int argc, char **argv)
 		die_msg("process %d exited before its sites were probed", env.pid);
 		goto out;
 	}
+	if (attached == -ESTALE)
+		goto out;
 	if (attached <= 0) {
 		die_msg("no site could be probed");
 		goto out;

@@ -27,7 +27,7 @@ int caps_scan_targets(struct scan *scan)
 	if (!env.nr_files && scan_pid(scan, env.pid) < 0)
 		return EXIT_TROUBLE;
 	for (i = 0; i < env.nr_files; i++) {
-		n = scan_elf(scan, env.files[i], env.files[i]);
+		n = scan_file_arg(scan, env.files[i]);
 		if (n < 0)
 			rc = EXIT_TROUBLE;
 	}
@@ -66,11 +66,39 @@ static bool target_gone(void)
 	return env.pid && kill(env.pid, 0) && errno == ESRCH;
 }
 
-/* Attach every site; the number attached, or -ESRCH if the -p target exited */
+/* A file replaced since it was scanned would get probes at offsets meant for another */
+static int check_unchanged(const struct scan *scan)
+{
+	int i, err;
+
+	for (i = 0; i < scan->nr_files; i++) {
+		if (!scan->files[i].nr_sites)
+			continue;
+		err = scan_changed(scan, i);
+		if (!err)
+			continue;
+		if (err < 0)
+			die_msg("%s: gone since it was scanned (%s): nothing probed",
+				scan->files[i].path, strerror(-err));
+		else
+			die_msg("%s: not the file that was scanned (device or inode changed): "
+				"nothing probed", scan->files[i].path);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+/*
+ * Attach every site; the number attached, -ESRCH if the -p target exited,
+ * -ESTALE if a file changed since it was scanned (said on stderr).
+ */
 int caps_attach(struct umwait_trace_bpf *obj, const struct scan *scan, int *nr_files)
 {
 	int i, attached = 0;
 	bool *file_used, paired;
+
+	if (check_unchanged(scan))
+		return -ESTALE;
 
 	links = calloc(2 * scan->nr_sites, sizeof(*links));
 	file_used = calloc(scan->nr_files, sizeof(*file_used));

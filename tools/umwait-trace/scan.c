@@ -322,7 +322,7 @@ static int decode_region(struct scan *s, int file, struct region *r,
 	return err ? err : found;
 }
 
-static int add_file(struct scan *s, const char *shown, const char *attach)
+static int add_file(struct scan *s, const char *shown, const char *attach, const struct stat *st)
 {
 	struct scan_file *f;
 
@@ -339,6 +339,8 @@ static int add_file(struct scan *s, const char *shown, const char *attach)
 	f->path = strdup(shown);
 	f->attach = strdup(attach);
 	f->nr_sites = 0;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
 	if (!f->path || !f->attach)
 		return -ENOMEM;
 	return s->nr_files++;
@@ -374,6 +376,7 @@ static int read_file(int fd, char **out, size_t *size)
 int scan_elf(struct scan *s, const char *shown, const char *attach)
 {
 	struct symtab st = {};
+	struct stat fst;
 	ZydisDecoder dec;
 	GElf_Ehdr eh;
 	Elf *elf = NULL;
@@ -416,7 +419,12 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 		err = -EIO;
 		goto out;
 	}
-	file = add_file(s, shown, attach);
+	if (fstat(fd, &fst)) {
+		err = -errno;
+		die_msg("cannot read %s: %s", shown, strerror(errno));
+		goto out;
+	}
+	file = add_file(s, shown, attach, &fst);
 	if (file < 0) {
 		err = file;
 		goto out;
@@ -472,6 +480,81 @@ out:
 	free(buf);
 	close(fd);
 	return err ? err : found;
+}
+
+/*
+ * libbpf looks a uprobe's file up when its name has no '/': through the
+ * library directories for a "*.so" or "*.so.*" name, through $PATH otherwise
+ * (resolve_full_path() of libbpf 1.1).  The same search, so that a name we
+ * resolve is the one libbpf would have opened.
+ */
+static bool search_path(const char *name, char *out, size_t len)
+{
+	bool lib = strstr(name, ".so.") ||
+		   (strlen(name) > 3 && !strcmp(name + strlen(name) - 3, ".so"));
+	const char *dirs[3] = { getenv(lib ? "LD_LIBRARY_PATH" : "PATH"),
+				lib ? "/usr/lib64:/usr/lib" : "/usr/bin:/usr/sbin",
+				lib ? "/lib/x86_64-linux-gnu" : NULL };
+	int i, perm = lib ? R_OK : R_OK | X_OK;
+
+	for (i = 0; i < 3; i++) {
+		const char *p = dirs[i];
+
+		while (p && *p) {
+			size_t n = strcspn(p, ":");
+
+			if (n && snprintf(out, len, "%.*s/%s", (int)n, p, name) < (int)len &&
+			    !faccessat(AT_FDCWD, out, perm, AT_EACCESS))
+				return true;
+			p += n;
+			if (*p == ':')
+				p++;
+		}
+	}
+	return false;
+}
+
+int scan_file_arg(struct scan *s, const char *arg)
+{
+	char found[PATH_MAX], *abs;
+	int n;
+
+	/* a path: the scanner and libbpf both take it relative to the cwd */
+	if (strchr(arg, '/'))
+		return scan_elf(s, arg, arg);
+	/*
+	 * A bare name: what is in the current directory, or else what libbpf's
+	 * search finds; either way both get the same absolute path.
+	 */
+	if (access(arg, F_OK)) {
+		if (!search_path(arg, found, sizeof(found))) {
+			die_msg("cannot find %s: not in the current directory nor in %s", arg,
+				strstr(arg, ".so") ?
+				"$LD_LIBRARY_PATH, /usr/lib64, /usr/lib, /lib/x86_64-linux-gnu" :
+				"$PATH, /usr/bin, /usr/sbin");
+			return -ENOENT;
+		}
+		arg = found;
+	}
+	abs = realpath(arg, NULL);
+	if (!abs) {
+		n = -errno;
+		die_msg("cannot open %s: %s", arg, strerror(errno));
+		return n;
+	}
+	n = scan_elf(s, abs, abs);
+	free(abs);
+	return n;
+}
+
+int scan_changed(const struct scan *s, int file)
+{
+	const struct scan_file *f = &s->files[file];
+	struct stat st;
+
+	if (stat(f->attach, &st))
+		return -errno;
+	return st.st_dev != f->dev || st.st_ino != f->ino;
 }
 
 int scan_pid(struct scan *s, pid_t pid)

@@ -28,6 +28,8 @@ struct site {
 struct scan_file {
 	char *path;		/* as the user or /proc/PID/maps named it */
 	char *attach;		/* the path to open (e.g. through /proc/PID/root) */
+	dev_t dev;		/* the file that was scanned */
+	ino_t ino;
 	int nr_sites;
 };
 
@@ -45,6 +47,20 @@ struct scan {
  * negative errno with a message already printed.
  */
 int scan_elf(struct scan *s, const char *shown, const char *attach);
+
+/*
+ * A FILE argument: a path is taken as it is; a bare name is the file of that
+ * name in the current directory, or else the one libbpf would find for it
+ * ($PATH, or the library directories for a .so), made absolute so that the
+ * uprobe goes where the scanner looked.  Returns as scan_elf().
+ */
+int scan_file_arg(struct scan *s, const char *arg);
+
+/*
+ * 1 if FILE's attach path now names another file than the one scanned
+ * (device or inode differ), 0 if the same, a negative errno if it is gone.
+ */
+int scan_changed(const struct scan *s, int file);
 
 /* The executable file mappings of PID, each scanned once. */
 int scan_pid(struct scan *s, pid_t pid);

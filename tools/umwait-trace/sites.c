@@ -58,7 +58,7 @@ int cmd_sites(int argc, char **argv)
 	if (env.pid && scan_pid(&s, env.pid) < 0)
 		rc = EXIT_TROUBLE;
 	for (i = 0; i < env.nr_files; i++)
-		if (scan_elf(&s, env.files[i], env.files[i]) < 0)
+		if (scan_file_arg(&s, env.files[i]) < 0)
 			rc = EXIT_TROUBLE;
 
 	for (i = 0; i < s.nr_sites; i++) {
