@@ -6,9 +6,10 @@
  *
  * The scanner (scan.c) finds the instructions; a uprobe on the instruction
  * right after each one reads CF from the saved flags (CF=1: the OS limit
- * ended the wait).  A uprobe on the instruction itself pairs with it where
- * another path leads to that next instruction (a wait is counted only if
- * the thread passed the site) and, with --hist, times each wait.
+ * ended the wait).  Where direct branches elsewhere jump to that next
+ * instruction, a uprobe on each branch tells from the saved flags and RCX
+ * whether it is taken, and that arrival is discounted (umwait-trace.h).
+ * Only --hist probes the TPAUSE/UMWAIT itself, to time the wait.
  *
  * This file is the command: options, the main loop and its reports.
  * caps_attach.c scans and attaches, caps_maps.c reads the maps, caps_print.c
@@ -100,17 +101,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 static struct scan scan;
 static struct umwait_trace_bpf *obj;
 
-static uint64_t dropped_reported;
+static uint64_t dropped_reported, lost_exits_swept;
 
 static void report_drops(void)
 {
-	uint64_t d = obj->bss->dropped_counts + obj->bss->dropped_starts;
+	uint64_t d = obj->bss->dropped_counts + obj->bss->dropped_starts +
+		     obj->bss->dropped_jumps;
 
 	if (d == dropped_reported)
 		return;
-	warn_msg("%llu waits not counted or not timed: BPF map full (%d entries)",
-		 (unsigned long long)(d - dropped_reported), MAX_PIDS_SITES);
+	warn_msg("%llu waits not counted, not timed or not told from a jump: BPF map full "
+		 "(%d entries)", (unsigned long long)(d - dropped_reported), MAX_PIDS_SITES);
 	dropped_reported = d;
+}
+
+/* A process exited: its counts leave the BPF map for user space's table */
+static int on_exit_notice(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	if (len < sizeof(__u32))
+		return 0;
+	return caps_fold(obj, scan.nr_sites, *(__u32 *)data);
 }
 
 /* Print the interval since PREV (or the totals if PREV is NULL); CUR becomes PREV. */
@@ -120,6 +131,13 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 	struct snapshot cur;
 	int err;
 
+	/* exit notices lost (ring buffer full): look for the dead processes */
+	if (obj->bss->lost_exits != lost_exits_swept) {
+		lost_exits_swept = obj->bss->lost_exits;
+		err = caps_sweep(obj, scan.nr_sites);
+		if (err)
+			return err;
+	}
 	err = snapshot_take(obj, env.hist, &cur);
 	if (!err && kind == BLOCK_INTERVAL)
 		err = snapshot_interval(&cur, prev);
@@ -139,23 +157,23 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 	return 0;
 }
 
-/* Sleep until DEADLINE (monotonic seconds) or a signal; true at the deadline. */
-static bool sleep_until(double deadline)
+/*
+ * Until DEADLINE (monotonic seconds) or a signal, handing exited processes
+ * to user space as they go; true at the deadline.
+ */
+static bool sleep_until(struct ring_buffer *rb, double deadline)
 {
 	for (;;) {
 		double left = deadline - now_seconds();
-		struct timespec ts;
 
 		if (exiting || dump_requested)
 			return false;
 		if (left <= 0)
 			return true;
-		/* short slices: a signal that lands between the check and the sleep waits < 0.2 s */
+		/* short slices: a signal that lands between the check and the poll waits < 0.2 s */
 		if (left > 0.2)
 			left = 0.2;
-		ts.tv_sec = (time_t)left;
-		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-		nanosleep(&ts, NULL);
+		ring_buffer__poll(rb, (int)(left * 1000) + 1);
 	}
 }
 
@@ -164,10 +182,11 @@ int cmd_caps(int argc, char **argv)
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	struct snapshot prev = {};
 	struct residency *res = NULL;
+	struct ring_buffer *rb = NULL;
 	struct bpf_program *prog;
 	double start, tick;
 	int i, err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0;
-	bool need_enter;
+	bool need_jumps = false;
 
 	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
@@ -187,18 +206,26 @@ int cmd_caps(int argc, char **argv)
 	}
 	obj->rodata->targ_tgid = env.pid;
 	obj->rodata->targ_hist = env.hist;
-	need_enter = env.hist;
 	for (i = 0; i < scan.nr_sites; i++)
-		need_enter |= scan.sites[i].next_shared && scan.sites[i].site_ok;
+		need_jumps |= scan.sites[i].nr_branches > 0;
 	bpf_object__for_each_program(prog, obj->obj)
 		bpf_program__set_autoload(prog, prog == obj->progs.wait_exit ||
-					  (need_enter && prog == obj->progs.wait_enter));
+					  prog == obj->progs.task_exit ||
+					  (need_jumps && prog == obj->progs.jump_to_next) ||
+					  (env.hist && prog == obj->progs.wait_enter));
 	err = umwait_trace_bpf__load(obj);
 	if (err) {
 		die_msg("cannot load the BPF programs: %s (-v shows libbpf's log)", strerror(-err));
 		goto out;
 	}
 
+	/* before the sites: a process must not exit unseen while it has counts */
+	obj->links.task_exit = bpf_program__attach(obj->progs.task_exit);
+	rb = ring_buffer__new(bpf_map__fd(obj->maps.exits), on_exit_notice, NULL, NULL);
+	if (!obj->links.task_exit || !rb) {
+		die_msg("cannot trace process exits (sched_process_exit): %s", strerror(errno));
+		goto out;
+	}
 	attached = caps_attach(obj, &scan, &nr_files);
 	if (attached == -ESRCH) {
 		die_msg("process %d exited before its sites were probed", env.pid);
@@ -210,6 +237,8 @@ int cmd_caps(int argc, char **argv)
 		die_msg("no site could be probed");
 		goto out;
 	}
+	/* every probe in place: from now on they count */
+	obj->bss->armed = true;
 	install_signals();
 	res = residency_open();
 	if (!env.json && !residency_available(res)) {
@@ -228,7 +257,7 @@ int cmd_caps(int argc, char **argv)
 
 	start = tick = now_seconds();
 	while (!exiting) {
-		bool due = sleep_until(env.interval ? tick + env.interval : start + 1e9);
+		bool due = sleep_until(rb, env.interval ? tick + env.interval : start + 1e9);
 
 		if (dump_requested) {
 			dump_requested = 0;
@@ -250,7 +279,9 @@ int cmd_caps(int argc, char **argv)
 out:
 	snapshot_drop(&prev);
 	caps_detach();
+	ring_buffer__free(rb);
 	umwait_trace_bpf__destroy(obj);
+	caps_maps_free();
 	residency_close(res);
 	scan_free(&scan);
 	return rc;

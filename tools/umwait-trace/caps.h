@@ -52,6 +52,9 @@ void snapshot_drop(struct snapshot *s);
 int snapshot_interval(struct snapshot *cur, struct snapshot *prev);
 void snapshot_total(struct snapshot *cur);
 void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x);
+int caps_fold(struct umwait_trace_bpf *obj, int nr_sites, uint32_t tgid);
+int caps_sweep(struct umwait_trace_bpf *obj, int nr_sites);
+void caps_maps_free(void);
 
 /* caps_print.c */
 void caps_print(enum block kind, double secs, const struct scan *scan,
@@ -60,7 +63,7 @@ void caps_print(enum block kind, double secs, const struct scan *scan,
 
 /* caps_attach.c */
 int caps_scan_targets(struct scan *scan);
-int caps_attach(struct umwait_trace_bpf *obj, const struct scan *scan, int *nr_files);
+int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int *nr_files);
 void caps_detach(void);
 
 #endif /* UT_CAPS_H */

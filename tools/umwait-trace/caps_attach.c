@@ -89,25 +89,49 @@ static int check_unchanged(const struct scan *scan)
 }
 
 /*
+ * The branches that jump to the instruction after site I, each with a probe
+ * that tells whether it is taken; the number that could not be probed.
+ */
+static int attach_branches(struct umwait_trace_bpf *obj, const struct scan *scan, int i)
+{
+	const struct site *s = &scan->sites[i];
+	int b, failed = 0;
+
+	for (b = s->branch; b < s->branch + s->nr_branches; b++) {
+		const struct branch *br = &scan->branches[b];
+		uint64_t cookie = COOKIE_MAKE(i, br->kind, br->cc) | (br->ecx ? COOKIE_ECX : 0);
+
+		failed += attach_one(obj->progs.jump_to_next, scan, s, cookie, br->offset) < 0;
+	}
+	return failed;
+}
+
+/*
  * Attach every site; the number attached, -ESRCH if the -p target exited,
  * -ESTALE if a file changed since it was scanned (said on stderr).
+ *
+ * Per site, in this order: the probes on the branches that jump to the
+ * instruction after it, so that no jump is ever counted as a wait; the
+ * probe on that instruction, which counts (if it fails, the branch probes
+ * go again); with --hist, the probe on the site itself, which only times.
  */
-int caps_attach(struct umwait_trace_bpf *obj, const struct scan *scan, int *nr_files)
+int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int *nr_files)
 {
-	int i, attached = 0;
-	bool *file_used, paired;
+	int i, attached = 0, timed = 0, first;
+	bool *file_used;
 
 	if (check_unchanged(scan))
 		return -ESTALE;
-
-	links = calloc(2 * scan->nr_sites, sizeof(*links));
+	links = calloc(2 * scan->nr_sites + scan->nr_branches, sizeof(*links));
 	file_used = calloc(scan->nr_files, sizeof(*file_used));
 	if (!links || !file_used) {
 		free(file_used);
 		return -ENOMEM;
 	}
 	for (i = 0; i < scan->nr_sites; i++) {
-		const struct site *s = &scan->sites[i];
+		struct site *s = &scan->sites[i];
+		const char *path = scan->files[s->file].path, *insn = insn_name(s->insn);
+		int blind;
 
 		/* checked first: libbpf's own warnings would precede ours */
 		if (target_gone()) {
@@ -116,27 +140,40 @@ int caps_attach(struct umwait_trace_bpf *obj, const struct scan *scan, int *nr_f
 		}
 		if (!s->next_ok) {
 			warn_msg("%s 0x%llx (%s): the kernel cannot uprobe the instruction after "
-				 "this %s: not counted", scan->files[s->file].path,
-				 (unsigned long long)s->offset, s->symbol, insn_name(s->insn));
+				 "this %s: not counted", path, (unsigned long long)s->offset,
+				 s->symbol, insn);
 			continue;
 		}
-		/* pair the two probes where needed and possible */
-		paired = (env.hist || s->next_shared) && s->site_ok &&
-			 !attach_one(obj->progs.wait_enter, scan, s, i | COOKIE_PAIRED, s->offset);
-		if (attach_one(obj->progs.wait_exit, scan, s,
-			       paired ? i | COOKIE_PAIRED : (uint64_t)i, s->next_offset))
+		first = nr_links;
+		blind = s->nr_blind + attach_branches(obj, scan, i);
+		if (attach_one(obj->progs.wait_exit, scan, s, i, s->next_offset)) {
+			while (nr_links > first)
+				bpf_link__destroy(links[--nr_links]);
 			continue;
-		if (s->next_shared && !paired)
-			warn_msg("%s 0x%llx (%s): another path leads to the instruction after this "
-				 "%s and the %s itself cannot be probed: its counts include that path",
-				 scan->files[s->file].path, (unsigned long long)s->offset, s->symbol,
-				 insn_name(s->insn), insn_name(s->insn));
-		else if (env.hist && !paired)
-			warn_msg("%s 0x%llx: waits counted but not timed", scan->files[s->file].path,
-				 (unsigned long long)s->offset);
+		}
+		s->exact = !blind && !s->next_addr_taken;
+		if (blind)
+			warn_msg("%s 0x%llx (%s): %d jump%s to the instruction after this %s cannot "
+				 "be told apart from its waits: its counts include them", path,
+				 (unsigned long long)s->offset, s->symbol, blind,
+				 blind == 1 ? "" : "s", insn);
+		if (s->next_addr_taken)
+			warn_msg("%s 0x%llx (%s): code loads the address of the instruction after "
+				 "this %s: an indirect jump there would count as a wait", path,
+				 (unsigned long long)s->offset, s->symbol, insn);
+		if (env.hist) {
+			if (s->site_ok && !attach_one(obj->progs.wait_enter, scan, s, i, s->offset))
+				timed++;
+			else
+				warn_msg("%s 0x%llx: waits counted but not timed", path,
+					 (unsigned long long)s->offset);
+		}
 		attached++;
 		file_used[s->file] = true;
 	}
+	if (timed)
+		warn_msg("--hist probes each TPAUSE/UMWAIT itself to time it: a wait starts "
+			 "later than the program meant, short ones after their deadline");
 	*nr_files = 0;
 	for (i = 0; i < scan->nr_files; i++)
 		*nr_files += file_used[i];

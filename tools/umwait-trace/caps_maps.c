@@ -5,6 +5,7 @@
  * between a read and a reset.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -55,7 +56,7 @@ static int read_map(int fd, size_t ksz, size_t vsz, void **out, int (*cmp)(const
 		prev = key;
 		memcpy(rows + n * rsz, key, ksz);
 		if (bpf_map_lookup_elem(fd, key, rows + n * rsz + ksz))
-			continue;	/* deleted meanwhile: cannot happen, entries stay */
+			continue;	/* folded meanwhile: in the retired rows */
 		n++;
 	}
 	qsort(rows, n, rsz, cmp);
@@ -101,9 +102,131 @@ static int diff_hrows(struct hrow *cur, int ncur, const struct hrow *prev, int n
 	return n;
 }
 
+/*
+ * The counts of processes that have exited: taken out of the sites map (so
+ * that it holds only live processes and never fills with dead ones), kept
+ * here, sorted by key, and added to every snapshot.
+ */
+static struct row *retired;
+static int nr_retired, cap_retired;
+
+static int retire(const struct row *r)
+{
+	int lo = 0, hi = nr_retired, c;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		c = row_cmp(&retired[mid].key, &r->key);
+		if (!c) {
+			/* the PID was reused: one row for both */
+			retired[mid].val.waits += r->val.waits;
+			retired[mid].val.capped += r->val.capped;
+			return 0;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (nr_retired == cap_retired) {
+		int cap = cap_retired ? cap_retired * 2 : 64;
+		struct row *v = realloc(retired, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		retired = v;
+		cap_retired = cap;
+	}
+	memmove(&retired[lo + 1], &retired[lo], (nr_retired - lo) * sizeof(*retired));
+	retired[lo] = *r;
+	nr_retired++;
+	return 0;
+}
+
+/*
+ * Process TGID has exited: move its counts here.  Lookup and delete are one
+ * operation, so not a count is lost even if the PID is already reused.
+ */
+int caps_fold(struct umwait_trace_bpf *obj, int nr_sites, uint32_t tgid)
+{
+	int fd = bpf_map__fd(obj->maps.sites), i, err;
+	struct row r;
+
+	for (i = 0; i < nr_sites; i++) {
+		r.key = (struct site_key){ .tgid = tgid, .site = i };
+		if (bpf_map_lookup_and_delete_elem(fd, &r.key, &r.val))
+			continue;
+		err = retire(&r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Exit notices were lost: fold every process of the map that is gone. */
+int caps_sweep(struct umwait_trace_bpf *obj, int nr_sites)
+{
+	struct site_key key, next, *prev = NULL;
+	int fd = bpf_map__fd(obj->maps.sites), err;
+	uint32_t *gone = NULL, *v;
+	size_t n = 0, i;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!kill(key.tgid, 0) || errno != ESRCH)
+			continue;
+		if (n && gone[n - 1] == key.tgid)
+			continue;
+		v = realloc(gone, (n + 1) * sizeof(*gone));
+		if (!v) {
+			free(gone);
+			return -ENOMEM;
+		}
+		gone = v;
+		gone[n++] = key.tgid;
+	}
+	for (i = 0, err = 0; i < n && !err; i++)
+		err = caps_fold(obj, nr_sites, gone[i]);
+	free(gone);
+	return err;
+}
+
+void caps_maps_free(void)
+{
+	free(retired);
+	retired = NULL;
+	nr_retired = cap_retired = 0;
+}
+
+/* the live rows (sorted) plus the retired ones, a row per key */
+static int add_retired(struct snapshot *s)
+{
+	struct row *v = realloc(s->rows, (s->n + nr_retired + 1) * sizeof(*v));
+	int i, j, n = s->n;
+
+	if (!v)
+		return -ENOMEM;
+	s->rows = v;
+	for (i = 0, j = 0; i < nr_retired; i++) {
+		while (j < n && row_cmp(&v[j].key, &retired[i].key) < 0)
+			j++;
+		if (j < n && !row_cmp(&v[j].key, &retired[i].key)) {
+			v[j].val.waits += retired[i].val.waits;
+			v[j].val.capped += retired[i].val.capped;
+		} else {
+			v[s->n++] = retired[i];
+		}
+	}
+	qsort(v, s->n, sizeof(*v), row_cmp);
+	return 0;
+}
+
 int snapshot_take(struct umwait_trace_bpf *obj, bool hist, struct snapshot *s)
 {
 	void *p;
+	int err;
 
 	*s = (struct snapshot){};
 	s->n = read_map(bpf_map__fd(obj->maps.sites), sizeof(struct site_key),
@@ -111,6 +234,9 @@ int snapshot_take(struct umwait_trace_bpf *obj, bool hist, struct snapshot *s)
 	if (s->n < 0)
 		return s->n;
 	s->rows = p;
+	err = add_retired(s);
+	if (err)
+		return err;
 	if (hist) {
 		s->nh = read_map(bpf_map__fd(obj->maps.hists), sizeof(struct hist_key),
 				 sizeof(struct hist), &p, hrow_cmp);
@@ -155,24 +281,11 @@ void snapshot_total(struct snapshot *cur)
 	cur->nh = diff_hrows(cur->hrows, cur->nh, NULL, 0);
 }
 
-/* waits whose start a site probe saw and whose end no probe did */
-static uint64_t unended(struct umwait_trace_bpf *obj)
-{
-	int fd = bpf_map__fd(obj->maps.start);
-	uint64_t n = obj->bss->unended;
-	__u32 key, next, *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		n++;
-	}
-	return n;
-}
-
 void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x)
 {
 	x->unpaired = obj->bss->unpaired;
-	x->unended = unended(obj);
-	x->dropped = obj->bss->dropped_counts + obj->bss->dropped_starts;
+	/* ended never (unended) or not yet (inflight); both only with --hist */
+	x->unended = obj->bss->unended + obj->bss->inflight;
+	x->dropped = obj->bss->dropped_counts + obj->bss->dropped_starts +
+		     obj->bss->dropped_jumps;
 }

@@ -40,6 +40,7 @@ static void json_site(FILE *f, const struct scan *scan, uint32_t idx)
 	fprintf(f, ", \"offset\": %llu, \"vaddr\": %llu, \"insn\": \"%s\", \"symbol\": ",
 		(unsigned long long)s->offset, (unsigned long long)s->vaddr, insn_name(s->insn));
 	json_str(f, s->symbol);
+	fprintf(f, ", \"exact\": %s", s->exact ? "true" : "false");
 }
 
 static void print_json(enum block kind, double secs, const struct scan *scan,
@@ -116,13 +117,12 @@ static void print_text(enum block kind, double secs, const struct scan *scan,
 		print_log2_hist(s->hrows[i].val.slots, MAX_SLOTS, "nsecs");
 	}
 	if (kind == BLOCK_TOTAL && x->unended)
-		printf("unended: %llu waits seen starting but not ending (still under way, or the "
-		       "probe after the site was skipped): not counted\n",
+		printf("unended: %llu waits seen starting but not ending (still under way, the "
+		       "thread died, or the probe after the site was skipped): not counted\n",
 		       (unsigned long long)x->unended);
 	if (kind == BLOCK_TOTAL && x->unpaired)
-		printf("unpaired: %llu hits after a probed site by threads that did not pass it "
-		       "(another path, or a wait already under way at attach): not counted\n",
-		       (unsigned long long)x->unpaired);
+		printf("unpaired: %llu arrivals at the instruction after a site by a jump, not "
+		       "from the wait: not counted\n", (unsigned long long)x->unpaired);
 	if (residency_available(res)) {
 		printf("\n");
 		residency_print(res, kind == BLOCK_TOTAL);

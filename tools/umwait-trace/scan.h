@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/types.h>
+
+#include "umwait-trace.h"
 
 enum wait_insn {
 	INSN_TPAUSE,
@@ -21,8 +24,23 @@ struct site {
 	enum wait_insn insn;
 	bool next_ok;		/* the kernel can uprobe that next instruction */
 	bool site_ok;		/* ... and the TPAUSE/UMWAIT itself (for --hist) */
-	bool next_shared;	/* a direct branch elsewhere targets that next instruction */
+	/* other paths to that next instruction: */
+	int branch;		/* first of its direct branches in scan.branches */
+	int nr_branches;	/* ... how many, each one caps can probe and evaluate */
+	int nr_blind;		/* direct branches it cannot (the kernel refuses, XBEGIN) */
+	bool next_addr_taken;	/* code loads its address: an indirect branch may use it */
+	bool exact;		/* caps: every other path there is probed and discounted */
 	char symbol[160];	/* "name+0xoff" of the symbol holding it, or "" */
+};
+
+/* a direct branch to the instruction after a site */
+struct branch {
+	uint64_t offset;	/* file offset of the branch */
+	uint64_t target;	/* the address it jumps to */
+	enum branch_kind kind;	/* how to tell whether it is taken; 0: cannot */
+	uint8_t cc;		/* Jcc: its condition */
+	bool ecx;		/* JECXZ/LOOPcc with a 0x67 prefix: ECX counts */
+	bool ok;		/* the kernel can uprobe it and caps can evaluate it */
 };
 
 struct scan_file {
@@ -38,6 +56,8 @@ struct scan {
 	int nr_sites, cap_sites;
 	struct scan_file *files;
 	int nr_files, cap_files;
+	struct branch *branches;
+	int nr_branches, cap_branches;
 };
 
 /*

@@ -70,9 +70,17 @@ int cmd_sites(int argc, char **argv)
 		if (env.verbose && !site->next_ok)
 			warn_msg("%s 0x%llx: the kernel cannot uprobe the instruction after it",
 				 s.files[site->file].path, (unsigned long long)site->offset);
-		if (env.verbose && site->next_shared)
-			warn_msg("%s 0x%llx: a branch elsewhere jumps to the instruction after it",
-				 s.files[site->file].path, (unsigned long long)site->offset);
+		if (env.verbose && site->nr_branches + site->nr_blind)
+			warn_msg("%s 0x%llx: %d direct branch%s elsewhere jump%s to the instruction "
+				 "after it (%d that caps cannot probe)", s.files[site->file].path,
+				 (unsigned long long)site->offset, site->nr_branches + site->nr_blind,
+				 site->nr_branches + site->nr_blind == 1 ? "" : "es",
+				 site->nr_branches + site->nr_blind == 1 ? "s" : "",
+				 site->nr_blind);
+		if (env.verbose && site->next_addr_taken)
+			warn_msg("%s 0x%llx: code loads the address of the instruction after it "
+				 "(an indirect jump may go there)", s.files[site->file].path,
+				 (unsigned long long)site->offset);
 	}
 	if (!s.nr_sites && !rc) {
 		fprintf(stderr, "%s: no TPAUSE/UMWAIT site in:", UT_NAME);
