@@ -79,6 +79,19 @@ objdump_symbol() {
 	fi
 }
 
+# insn_len FILE OFFSET: the length of the TPAUSE/UMWAIT at OFFSET (REX or not)
+insn_len() {
+	local b
+	read -ra b < <(od -An -tx1 -j $(($2)) -N 2 "$1")
+	[[ ${b[1]} == 4? ]] && echo 5 || echo 4
+}
+
+# objdump_branches_to FILE HEXADDR: how many direct jumps, calls and loops target it
+objdump_branches_to() {
+	objdump -d --no-show-raw-insn "$1" |
+		awk -v t="$2" '$2 ~ /^(j[a-z]+|call|loop[a-z]*)$/ && $3 == t { n++ } END { print n + 0 }'
+}
+
 # check_library LABEL FILE
 check_library() {
 	local label=$1 f=$2 want got line off vaddr insn bad=0
@@ -101,6 +114,13 @@ check_library() {
 		}
 	done < <("$ut" sites "$f")
 	is "$bad" 0 "$label: each site's file offset holds that instruction"
+	# direct branches to the instruction after each site (caps probes them)
+	is "$("$ut" sites -v "$f" 2>&1 >/dev/null | sed -n 's/^umwait-trace: warning: [^ ]* \(0x[0-9a-f]*\): \([0-9]*\) direct branch.*/\1 \2/p')" \
+		"$(while read -r _ off vaddr _ _; do
+			n=$(objdump_branches_to "$f" $(printf '%x' $((vaddr + $(insn_len "$f" "$off")))))
+			[ "$n" -gt 0 ] && echo "$off $n"
+		done < <("$ut" sites "$f"))" \
+		"$label: each site's count of direct branches to the instruction after it is objdump's"
 	is "$("$ut" sites "$f" | awk '{ print $3, $4, $5 }')" \
 		"$("$ut" sites "$f" | while read -r _ _ vaddr insn _; do
 			echo "$vaddr $insn $(objdump_symbol "$f" "$vaddr")"; done)" \
@@ -112,6 +132,19 @@ check_library libtbb12 $lib/libtbb.so.12
 check_library librte-eal23 $lib/librte_eal.so.23
 check_library libomp5-14 /usr/lib/llvm-14/lib/libomp.so.5
 check_library tpause-loop "$top/build/tools/tpause-loop"
+check_library wait-paths "$top/build/tools/wait-paths"
+check_library libwait-sites "$top/build/tools/libwait-sites.so"
+
+# The fixtures are a PIE and a shared library whose code's file offsets are
+# not its addresses: caps must probe by offset (checked in the guest).
+for f in wait-paths libwait-sites.so; do
+	is "$(readelf -hW "$top/build/tools/$f" | awk '$1 == "Type:" { print $2 }')" DYN "$f: position-independent (ELF type DYN)"
+	n=0
+	while read -r type off vaddr _ _ _ flags; do
+		[ "$type" = LOAD ] && [[ $flags == *E* ]] && [ $((off)) -ne $((vaddr)) ] && n=$((n + 1))
+	done < <(readelf -lW "$top/build/tools/$f")
+	cmp_ok $n -ge 1 "$f: an executable segment's file offset differs from its address"
+done
 
 # Same opcode group (0F AE), same prefixes, not a wait: must not be listed.
 cat >"$tmp/fences.c" <<'EOF'
