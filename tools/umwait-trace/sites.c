@@ -27,7 +27,8 @@ static const char doc[] =
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Scan the executable file mappings of PID", 0 },
-	{ "verbose", 'v', NULL, 0, "Also say which sites the kernel cannot uprobe", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "Also say where the kernel cannot uprobe and which jumps reach a site's next instruction", 0 },
 	{},
 };
 
