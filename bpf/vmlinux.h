@@ -85,6 +85,19 @@ struct pt_regs {
 	long unsigned int ss;
 };
 
+/* sched_process_exit: is this the process's last thread (signal->live) */
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live;
+};
+
+struct task_struct {
+	struct signal_struct *signal;
+};
+
 #pragma clang attribute pop
 
 #endif /* __VMLINUX_H__ */

@@ -24,9 +24,6 @@
 
 #include "openmetrics.h"
 
-#define UMWAIT_C02_DISABLE	0x1ULL
-#define UMWAIT_TIME_MASK	0xfffffffcULL
-
 struct out {
 	FILE *f;
 	char *tmp;	/* NULL: stdout */
