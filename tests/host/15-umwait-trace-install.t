@@ -76,7 +76,8 @@ for cmd in status events caps sites; do
 	opts=$(help_opts $cmd)
 	missing=
 	for o in $opts; do
-		grep -q -- "\\\\-\\\\-${o#--}" "$man" || missing="$missing $o"
+		# in roff every '-' of an option is written '\-'
+		grep -qF -- "${o//-/\\-}" "$man" || missing="$missing $o"
 	done
 	is "$missing" "" "man page: every option of '$cmd' (${opts//$'\n'/ })"
 	if [ -r /usr/share/bash-completion/bash_completion ]; then
