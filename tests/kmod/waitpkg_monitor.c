@@ -5,11 +5,12 @@
  * MONITOR executed after the last UMONITOR must not wait (SDM, UMWAIT).
  * User space cannot execute MONITOR, hence this module.
  *
- * Loading it runs ROUNDS waits of each kind, with interrupts off, on one
- * CPU, and with the OS time limit (IA32_UMWAIT_CONTROL) the lab sets:
+ * Loading it runs ROUNDS waits of each kind, each with interrupts off, and
+ * with the OS time limit (IA32_UMWAIT_CONTROL) the lab sets:
  *   - UMONITOR; UMWAIT: the limit ends the wait (CF=1);
  *   - UMONITOR; MONITOR; UMWAIT: the wait returns at once (CF=0).
  * It logs the counts and then refuses to load (-EAGAIN): nothing stays.
+ * (busybox insmod tries finit_module, then init_module: it runs twice.)
  */
 #include <linux/init.h>
 #include <linux/irqflags.h>
@@ -53,17 +54,23 @@ static int __init waitpkg_monitor_init(void)
 		pr_info("waitpkg_monitor: no WAITPKG or no MONITOR\n");
 		return -ENODEV;
 	}
-	local_irq_save(flags);
+	/*
+	 * Interrupts are off within a round only: a masked interrupt ends
+	 * UMWAIT too, and one left pending would end all the later rounds.
+	 */
 	for (i = 0; i < ROUNDS; i++) {
+		local_irq_save(flags);
 		umonitor(&lines[0]);
 		plain += umwait(rdtsc() + (1ULL << 40));
+		local_irq_restore(flags);
 	}
 	for (i = 0; i < ROUNDS; i++) {
+		local_irq_save(flags);
 		umonitor(&lines[0]);
 		__monitor(&lines[8], 0, 0);
 		after_monitor += umwait(rdtsc() + (1ULL << 40));
+		local_irq_restore(flags);
 	}
-	local_irq_restore(flags);
 	pr_info("waitpkg_monitor: capped %u/%u after UMONITOR, %u/%u after UMONITOR+MONITOR\n",
 		plain, ROUNDS, after_monitor, ROUNDS);
 	return -EAGAIN;
