@@ -71,7 +71,9 @@ while IFS= read -r line; do
 		is $((${reason_deadline:-0} + irq + ${reason_past:-0})) "$r_waits" "$label: every wait ended at its deadline (or by an interrupt)"
 		cmp_ok "${reason_deadline:-0}" -ge $((r_waits * 9 / 10)) "$label: at least 90% ended at their deadline" ;;
 	*-nolimit)
-		is $((${reason_deadline:-0} + irq)) "$r_waits" "$label: every wait ended at its deadline (or by an interrupt)"
+		# a vCPU the host preempts between RDTSC and the wait may find its
+		# 1M-cycle (~0.4 ms) deadline past: the wait then returns at once
+		is $((${reason_deadline:-0} + irq + ${reason_past:-0})) "$r_waits" "$label: every wait ended at its deadline (or by an interrupt)"
 		cmp_ok "${reason_deadline:-0}" -ge $((r_waits / 2)) "$label: most ended at their deadline" ;;
 	*-past)
 		is "${reason_past:-0}" "$r_waits" "$label: every past-deadline wait returned at once" ;;
@@ -99,7 +101,7 @@ while IFS= read -r line; do
 	[ -n "$insn" ] || continue
 	nsnap=$((nsnap + 1))
 	eval "$(sed -n 's/^.*tpause-loop: //p' <<<"$line" | sed 's/\([a-z_0-9]*\)=/r_\1=/g')"
-	unset reason_migration reason_nomonitor
+	unset reason_deadline reason_oslimit reason_past reason_nomonitor reason_store reason_interrupt reason_migration
 	eval "$(window "$(printf '%016x' "$r_tsc_begin")" "$(printf '%016x' "$r_tsc_end")" "$insn")"
 	diag "snapshot $insn: n=$n reasons: $(set | grep -o '^reason_[a-z]*=[0-9]*' | tr '\n' ' ')"
 	case $insn in
