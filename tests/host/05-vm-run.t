@@ -35,4 +35,8 @@ check "and the last console lines are shown" grep -q 'did not finish within 40 s
 "$top/vm/run" --no-build --smp 9 -- true 2>"$tmp/err"
 is "$?" 2 "--smp 9: exit 2"
 is "$(cat "$tmp/err")" "vm/run: --smp takes 1 to 8, not '9'" "with one line saying what is wrong"
+
+"$top/vm/run" --no-build --kernel 5.10 -- true 2>"$tmp/err"
+is "$?" 2 "--kernel 5.10: exit 2"
+is "$(cat "$tmp/err")" "vm/run: --kernel takes 6.1 or base, not '5.10'" "with one line naming the kernels it has"
 done_testing
