@@ -48,6 +48,12 @@ is "$r_early" 20 "umwait without umonitor returns long before a 1G-cycle deadlin
 run umwait-store -i umwait -n 20 -c 3000000000 --store-after 1000000 -p 1 --store-cpu 2
 is "$r_capped" 0 "umwait ended by a store from another CPU: CF=0"
 is "$r_early" 20 "a store ends every 3G-cycle umwait before its deadline"
+
+# a store that puts the old value back leaves the line unchanged: only
+# tests/host/20-qemu-trace.t can tell (reason store) that it ended the waits
+run umwait-revert -i umwait -n 20 -c 3000000000 --store-after 1000000 --revert -p 1 --store-cpu 2
+is "$r_capped" 0 "umwait ended by a store-and-revert from another CPU: CF=0"
+is "$r_early" 20 "every 3G-cycle umwait with a store-and-revert ends before its deadline"
 max_time 100000
 
 echo 0 >$d/enable_c02
@@ -63,6 +69,10 @@ run p99 -i tpause -n 100 -c 20000 --p99
 is "$r_waits" 100 "--p99: 100 waits ran"
 check "--p99: min <= p99 <= max ($r_min <= $r_p99 <= $r_max)" \
 	test "$r_min" -le "$r_p99" -a "$r_p99" -le "$r_max"
+r_p50=x
+run p50 -i tpause -n 101 -c 20000 --p99
+check "--p99: min <= p50 (the median) <= p99 ($r_min <= $r_p50 <= $r_p99)" \
+	test "$r_min" -le "$r_p50" -a "$r_p50" -le "$r_p99"
 
 is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"
 done_testing

@@ -1,0 +1,56 @@
+# Corner cases of the QEMU WAITPKG model against the SDM, each proven by what
+# the guest CPU itself reports: the instruction a SIGSEGV points at, the RIP
+# of a single-step trap.
+. /lab/tests/lib/tap.sh
+
+d=/sys/devices/system/cpu/umwait_control
+
+# CR4.TSD: prctl(PR_SET_TSC, PR_TSC_SIGSEGV) makes the kernel set CR4.TSD while
+# the task runs. TPAUSE and UMWAIT read the TSC for their deadline and raise
+# #GP(0) at CPL 3 then, like RDTSC (the kernel turns it into SIGSEGV).
+is "$(waitpkg-check tsd rdtsc)" "rdtsc: SIGSEGV at rdtsc" \
+	"PR_TSC_SIGSEGV: RDTSC faults (the kernel sets CR4.TSD)"
+for insn in tpause umwait; do
+	is "$(waitpkg-check tsd --no-prctl $insn)" "$insn: completed" \
+		"$insn with a past deadline completes without PR_TSC_SIGSEGV"
+	is "$(waitpkg-check tsd $insn)" "$insn: SIGSEGV at $insn" \
+		"PR_TSC_SIGSEGV: $insn raises #GP (SIGSEGV on the $insn itself)"
+done
+
+# EFLAGS.TF across a wait an interrupt ends: the single-step trap of TPAUSE
+# comes before the interrupt, so the trap's RIP is right after TPAUSE. With
+# max_time=0 and a 2^40-cycle deadline, only an interrupt (the tick) ends it.
+old=$(cat $d/max_time)
+echo 0 >$d/max_time
+out=$(waitpkg-check step 10)
+echo "$old" >$d/max_time
+diag "$out"
+is "$(echo "$out" | sed 's/ trapped=.*//')" "step: waits=10 early=10" \
+	"every single-stepped TPAUSE ended early (an interrupt) with CF=0"
+is "$(echo "$out" | sed -n 's/.* trapped=//p')" 10 \
+	"every one trapped right after TPAUSE (the single-step trap was not lost to the interrupt)"
+is "$(cat $d/max_time)" "$old" "max_time restored"
+
+# MONITOR disarms UMONITOR (they share the monitoring hardware): a UMWAIT after
+# UMONITOR then MONITOR returns at once (CF=0) instead of waiting for the OS
+# limit (CF=1). MONITOR is a CPL 0 instruction: tests/kmod/waitpkg_monitor.ko
+# runs both sequences with interrupts off, logs the counts, and refuses to load.
+ko=/lab/kmod/waitpkg_monitor.ko
+if [ ! -e $ko ]; then
+	skip "MONITOR then UMWAIT" "no $ko in this boot (tests/run builds it against the guest kernel)"
+else
+	echo 100000 >$d/max_time
+	insmod $ko 2>/dev/null
+	line=$(dmesg | grep 'waitpkg_monitor: ' | tail -n 1)
+	echo "$old" >$d/max_time
+	diag "$line"
+fi
+if [ -e $ko ] && echo "$line" | grep -q 'no WAITPKG or no MONITOR'; then
+	skip "MONITOR then UMWAIT" "this guest CPU has no MONITOR (CPUID.1:ECX[3])"
+elif [ -e $ko ]; then
+	plain=$(echo "$line" | sed -n 's/.*capped \([0-9]*\)\/20 after UMONITOR,.*/\1/p')
+	cmp_ok "${plain:-0}" -ge 15 "kernel UMONITOR; UMWAIT: the OS limit ends most waits (CF=1): ${plain:-?}/20"
+	is "$(echo "$line" | sed -n 's/.*, \([0-9]*\)\/20 after UMONITOR+MONITOR$/\1/p')" 0 \
+		"kernel UMONITOR; MONITOR; UMWAIT: no wait is capped (MONITOR disarmed the monitor: UMWAIT returns at once)"
+fi
+done_testing
