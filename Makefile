@@ -26,7 +26,7 @@ TOOLS   += $(BUILD)/tools/write-rate
 # programs on Debian's oneTBB, LLVM OpenMP and DPDK (dynamically linked)
 -include tools/clients/build.mk
 
-GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-distro tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
 

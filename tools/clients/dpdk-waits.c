@@ -7,7 +7,7 @@
  *
  * rte_power_monitor serves EAL threads only (it keeps per-lcore state), so
  * the EAL is initialized first, without hugepages, PCI or shared files:
- * --no-huge --no-pci --in-memory --no-telemetry -l 0 -m 64.
+ * --no-huge --no-pci --no-shconf --no-telemetry -l 0 -m 64.
  *
  * usage: dpdk-waits [-n N] [-c CYCLES]
  */
@@ -49,7 +49,7 @@ static long arg(const char *s, long lo, long hi)
 int main(int argc, char **argv)
 {
 	static volatile uint64_t line[8] __attribute__((aligned(64)));
-	char *eal_args[] = { argv[0], "--no-huge", "--no-pci", "--in-memory",
+	char *eal_args[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf",
 			     "--no-telemetry", "-l", "0", "-m", "64", "--log-level", "7", NULL };
 	struct rte_power_monitor_cond pmc = {
 		.addr = line, .size = sizeof(line[0]), .fn = never_abort,
