@@ -25,7 +25,8 @@ client_caps() {
 	cl_waits=x cl_capped=x cl_report=
 	echo "$_mt" >$_cl_ctl/max_time
 	ut_start $_cl_tmp/caps.out caps "$_lib" || return 1
-	env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
+	# a generous bound: a client that hangs fails its run, not the suite
+	timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
 	_rc=$?
 	ut_stop
 	is "$_rc" 0 "$_label: the client ran to its end (exit 0)"
@@ -50,7 +51,7 @@ client_bare() {
 	_mt=$1 _label=$2
 	shift 2
 	echo "$_mt" >$_cl_ctl/max_time
-	env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
+	timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
 	is "$?" 0 "$_label: the client ran to its end without caps (exit 0)"
 	client_log "$_label"
 }

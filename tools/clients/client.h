@@ -79,10 +79,25 @@ static inline int client_mark(const char *name, struct client_id *id)
 	return 0;
 }
 
-/* client_report: the one summary line; EXTRA holds the client's own counts */
+/*
+ * client_report: the one summary line; EXTRA holds the client's own counts.
+ * First the uprobes XOL area, if a tracer made one: a probed wait
+ * instruction runs there, out of line, not at its address in the library.
+ */
 static inline void client_report(const char *name, const struct client_id *id,
 				 const char *extra)
 {
+	unsigned long start, end;
+	char line[512];
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[uprobes]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			printf("%s: map 0x%lx 0x%lx 0x0 [uprobes]\n", name, start, end);
+	}
+	if (f)
+		fclose(f);
 	printf("%s: pid=%d marker=0x%lx marker_begin=%llu marker_end=%llu%s%s\n", name,
 	       (int)getpid(), (unsigned long)id->marker, (unsigned long long)id->tsc_before,
 	       (unsigned long long)id->tsc_after, extra[0] ? " " : "", extra);
