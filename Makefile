@@ -25,6 +25,8 @@ TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz)
 TOOLS   += $(BUILD)/tools/write-rate
 # programs on Debian's oneTBB, LLVM OpenMP and DPDK (dynamically linked)
 -include tools/clients/build.mk
+# test fixtures: waits that other paths jump past (tests/fixtures)
+TOOLS   += $(BUILD)/tools/wait-paths $(BUILD)/tools/libwait-sites.so
 
 GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-distro tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
@@ -45,6 +47,16 @@ tools: $(TOOLS)
 
 $(BUILD)/tools/%: tools/%.c tools/errname.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -o $@ $<
+
+# A PIE and a shared library whose code's file offsets differ from its
+# addresses (.text placed above the file offset it has): uprobes take offsets.
+FIXTURE_LDFLAGS := -Wl,--section-start=.text=0x7000
+
+$(BUILD)/tools/wait-paths: tests/fixtures/wait-paths.c tests/fixtures/wait-sites.S | $(BUILD)/tools
+	$(CC) $(CFLAGS) -Wall -Wextra -Werror -fPIE -pie $(FIXTURE_LDFLAGS) -o $@ $^
+
+$(BUILD)/tools/libwait-sites.so: tests/fixtures/wait-sites.S | $(BUILD)/tools
+	$(CC) $(CFLAGS) -shared -fPIC $(FIXTURE_LDFLAGS) -o $@ $<
 
 $(BUILD)/tools:
 	mkdir -p $@
