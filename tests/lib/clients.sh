@@ -1,5 +1,5 @@
 # The library clients under umwait-trace caps (busybox sh): shared by the
-# main suite (tests/guest/46-umwait-trace-clients.t, checked against QEMU's
+# main suite (tests/guest/47-umwait-trace-clients.t, checked against QEMU's
 # trace by tests/host/21-clients-qemu-trace.t) and the distro-kernel suite.
 # Needs tap.sh and guest.sh.
 
