@@ -15,8 +15,10 @@
 #define LAB_CLIENT_H
 
 #include <cpuid.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -25,6 +27,47 @@ struct client_id {
 	uintptr_t marker;
 	uint64_t tsc_before, tsc_after;
 };
+
+/* client_arg: S as a number in [LO, HI], or NAME's one-line error and exit 2 */
+static inline long client_arg(const char *name, const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		fprintf(stderr, "%s: '%s' is not a number in [%ld, %ld]\n", name, s, lo, hi);
+		exit(2);
+	}
+	return v;
+}
+
+struct client_rounds {
+	long rounds, threads, ms;
+};
+
+/* client_parse_rounds: [-r ROUNDS] [-t THREADS] [-m MS], or exit 2 */
+static inline void client_parse_rounds(const char *name, int argc, char **argv,
+				       struct client_rounds *o)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "r:t:m:")) != -1) {
+		switch (c) {
+		case 'r': o->rounds = client_arg(name, optarg, 1, 1000); break;
+		case 't': o->threads = client_arg(name, optarg, 1, 64); break;
+		case 'm': o->ms = client_arg(name, optarg, 0, 10000); break;
+		default:
+			fprintf(stderr, "usage: %s [-r ROUNDS] [-t THREADS] [-m MS]\n", name);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", name, argv[optind]);
+		exit(2);
+	}
+}
 
 static inline int client_has_waitpkg(void)
 {

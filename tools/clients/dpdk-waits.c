@@ -11,8 +11,6 @@
  *
  * usage: dpdk-waits [-n N] [-c CYCLES]
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <unistd.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -32,20 +30,6 @@ static int never_abort(const uint64_t val, const uint64_t opaque[RTE_POWER_MONIT
 	return 0;
 }
 
-static long arg(const char *s, long lo, long hi)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "dpdk-waits: '%s' is not a number in [%ld, %ld]\n", s, lo, hi);
-		exit(2);
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	static volatile uint64_t line[8] __attribute__((aligned(64)));
@@ -62,8 +46,8 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "n:c:")) != -1) {
 		switch (c) {
-		case 'n': n = arg(optarg, 1, 1000000); break;
-		case 'c': cycles = arg(optarg, 100, 1000000000); break;
+		case 'n': n = client_arg("dpdk-waits", optarg, 1, 1000000); break;
+		case 'c': cycles = client_arg("dpdk-waits", optarg, 100, 1000000000); break;
 		default:
 			fprintf(stderr, "usage: dpdk-waits [-n N] [-c CYCLES]\n");
 			return 2;

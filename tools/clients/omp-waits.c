@@ -15,54 +15,25 @@
  *
  * usage: omp-waits [-r ROUNDS] [-t THREADS] [-m MS]
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <unistd.h>
 #include <omp.h>
 
 #include "client.h"
 
-static long arg(const char *s, long lo, long hi)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "omp-waits: '%s' is not a number in [%ld, %ld]\n", s, lo, hi);
-		exit(2);
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
-	long rounds = 5, threads = 4, ms = 20, r;
+	struct client_rounds o = { 5, 4, 20 };
+	long r;
 	unsigned long sum = 0;
 	struct client_id id;
 	char extra[128];
-	int c;
 
-	while ((c = getopt(argc, argv, "r:t:m:")) != -1) {
-		switch (c) {
-		case 'r': rounds = arg(optarg, 1, 1000); break;
-		case 't': threads = arg(optarg, 1, 64); break;
-		case 'm': ms = arg(optarg, 0, 10000); break;
-		default:
-			fprintf(stderr, "usage: omp-waits [-r ROUNDS] [-t THREADS] [-m MS]\n");
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "omp-waits: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
+	client_parse_rounds("omp-waits", argc, argv, &o);
 	if (client_mark("omp-waits", &id))
 		return 1;
 
-	omp_set_num_threads(threads);
-	for (r = 0; r < rounds; r++) {
+	omp_set_num_threads(o.threads);
+	for (r = 0; r < o.rounds; r++) {
 #pragma omp parallel reduction(+ : sum)
 		{
 			unsigned long x = omp_get_thread_num();
@@ -73,9 +44,9 @@ int main(int argc, char **argv)
 #pragma omp barrier
 			sum += x & 1;
 		}
-		usleep(ms * 1000);
+		usleep(o.ms * 1000);
 	}
-	snprintf(extra, sizeof(extra), "rounds=%ld threads=%ld sum=%lu", rounds, threads, sum);
+	snprintf(extra, sizeof(extra), "rounds=%ld threads=%ld sum=%lu", o.rounds, o.threads, sum);
 	client_report("omp-waits", &id, extra);
 	return 0;
 }
