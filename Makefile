@@ -26,10 +26,12 @@ TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz wai
 # make bench: the empty-uprobe floor and the sysfs write-rate meter
 -include tools/bench-floor/build.mk
 TOOLS   += $(BUILD)/tools/write-rate
+# programs on Debian's oneTBB, LLVM OpenMP and DPDK (dynamically linked)
+-include tools/clients/build.mk
 # test fixtures: waits that other paths jump past (tests/fixtures)
 TOOLS   += $(BUILD)/tools/wait-paths $(BUILD)/tools/libwait-sites.so
 
-GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-distro tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
 

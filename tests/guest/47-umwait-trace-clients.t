@@ -1,0 +1,35 @@
+# umwait-trace caps on programs built on Debian's libraries with real
+# TPAUSE/UMWAIT code: oneTBB (idle workers: prolonged_pause), LLVM OpenMP 14
+# (KMP_TPAUSE: TPAUSE while spinning; KMP_USER_LEVEL_MWAIT: UMONITOR/UMWAIT
+# while sleeping) and DPDK (rte_power_pause, rte_power_monitor).  Each runs
+# at max_time 100000 (the default), 100 (below oneTBB's 700-cycle waits) and
+# 0, with caps attached to the library before the client starts (and
+# oneTBB and libomp's TPAUSE at 100 without caps too).  Here:
+# DPDK's own count of its waits equals caps'; tests/host/21-clients-qemu-trace.t
+# then attributes every wait QEMU traced to a site and compares per site.
+. /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
+. /lab/tests/lib/clients.sh
+
+d=/sys/devices/system/cpu/umwait_control
+is "$(cat $d/max_time)" 100000 "max_time starts at its default"
+
+for mt in 100000 100 0; do
+	client_caps $CLIENT_TBB $mt tbb-$mt tbb-waits -r 4 -m 20
+	client_caps $CLIENT_OMP $mt omp-tpause-$mt KMP_TPAUSE=1 omp-waits -r 4 -m 20
+	client_caps $CLIENT_OMP $mt omp-umwait-$mt KMP_USER_LEVEL_MWAIT=1 KMP_BLOCKTIME=0 \
+		omp-waits -r 4 -m 5
+	client_caps $CLIENT_EAL $mt dpdk-$mt dpdk-waits -n 20 -c 1000000
+	p=$(client_report_field pauses) m=$(client_report_field monitors)
+	is "$cl_waits" "$((p + m))" \
+		"dpdk-$mt: caps counted DPDK's own waits exactly ($p rte_power_pause + $m rte_power_monitor)"
+	[ "$mt" = 0 ] && is "$cl_capped" 0 "dpdk-0: max_time=0 caps nothing"
+	# an interrupt may end a wait before its limit: most, not all
+	[ "$mt" = 100 ] && cmp_ok "$((cl_capped * 2))" -gt "$cl_waits" "dpdk-100: max_time=100 caps most waits"
+done
+# at max_time=100 without caps: the programs as they run unobserved
+client_bare 100 tbb-bare-100 tbb-waits -r 4 -m 20
+client_bare 100 omp-tpause-bare-100 KMP_TPAUSE=1 omp-waits -r 4 -m 20
+echo 100000 >$d/max_time
+is "$(cat $d/max_time)" 100000 "max_time restored"
+done_testing
