@@ -24,6 +24,9 @@ TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz)
 -include tools/bench-floor/build.mk
 TOOLS   += $(BUILD)/tools/write-rate
 
+# Debian's programs the guest tests use, copied with their shared libraries
+GUEST_BINS := /usr/bin/trace-cmd
+
 GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
@@ -49,8 +52,8 @@ $(BUILD)/tools:
 
 initramfs: $(BUILD)/initramfs.cpio
 
-$(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES)
-	vm/build-initramfs $@ $(TOOLS)
+$(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES) | setup
+	vm/build-initramfs $@ $(TOOLS) $(GUEST_BINS)
 
 demo: all
 	vm/run -- /lab/bin/lab-demo
