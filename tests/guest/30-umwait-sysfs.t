@@ -103,9 +103,14 @@ tr_one() {
 	_f=$1 _label=$2
 	lab-write $c02 "$3" >/dev/null
 	lab-write $mt "$4" >/dev/null
+	_from=$(state)
 	shift 4
-	_r=$(lab-write "$_f" "$@")
-	echo "# sysfs-transcript: $(basename "$_f") '$_label' from c02=$(cat $c02) max_time=$(cat $mt)... -> $_r $(state)"
+	if [ "$1" = -x ]; then
+		_r=$(lab-write -x "$_f" "$2")
+	else
+		_r=$(lab-write "$_f" "$1")
+	fi
+	echo "# sysfs-transcript: $(basename "$_f") '$_label' from $_from -> $_r $(state)"
 }
 # tr_in FILE INPUT...: each printable INPUT, from two states
 tr_in() {
