@@ -23,6 +23,8 @@ TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz)
 # make bench: the empty-uprobe floor and the sysfs write-rate meter
 -include tools/bench-floor/build.mk
 TOOLS   += $(BUILD)/tools/write-rate
+# test fixtures: waits that other paths jump past (tests/fixtures)
+TOOLS   += $(BUILD)/tools/wait-paths $(BUILD)/tools/libwait-sites.so
 
 # Debian's programs the guest tests use, copied with their shared libraries
 GUEST_BINS := /usr/bin/trace-cmd
@@ -46,6 +48,16 @@ tools: $(TOOLS)
 
 $(BUILD)/tools/%: tools/%.c tools/errname.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -o $@ $<
+
+# A PIE and a shared library whose code's file offsets differ from its
+# addresses (.text placed above the file offset it has): uprobes take offsets.
+FIXTURE_LDFLAGS := -Wl,--section-start=.text=0x7000
+
+$(BUILD)/tools/wait-paths: tests/fixtures/wait-paths.c tests/fixtures/wait-sites.S | $(BUILD)/tools
+	$(CC) $(CFLAGS) -Wall -Wextra -Werror -fPIE -pie $(FIXTURE_LDFLAGS) -o $@ $^
+
+$(BUILD)/tools/libwait-sites.so: tests/fixtures/wait-sites.S | $(BUILD)/tools
+	$(CC) $(CFLAGS) -shared -fPIC $(FIXTURE_LDFLAGS) -o $@ $<
 
 $(BUILD)/tools:
 	mkdir -p $@

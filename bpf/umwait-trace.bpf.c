@@ -7,9 +7,12 @@
  * caps:   a uprobe on the instruction right after each TPAUSE/UMWAIT sees the
  *         instruction's CF in pt_regs->flags (CF=1: the OS time limit,
  *         IA32_UMWAIT_CONTROL[31:2], ended the wait).  The attach cookie is the
- *         site's index in user space's table.  With --hist, or where another
- *         path also leads to that next instruction, a second uprobe on the
- *         site itself notes that (and when) the thread started to wait.
+ *         site's index in user space's table.  A direct branch that jumps to
+ *         that next instruction gets a uprobe that marks the thread when the
+ *         branch is about to be taken: that arrival is not a wait
+ *         (umwait-trace.h).  With --hist a uprobe on the site itself notes
+ *         when the thread started to wait.  A thread's notes go when it
+ *         exits, and a process's counts are handed to user space then.
  * events: the umwait:* tracepoints of the kernel series, through tp_btf or,
  *         where tp_btf is not available, raw_tp, into a ring buffer.
  *
@@ -19,10 +22,11 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "umwait-trace.h"
 
 const volatile pid_t targ_tgid = 0;	/* 0: every process */
-const volatile bool targ_hist = false;	/* time the paired waits */
+const volatile bool targ_hist = false;	/* --hist: time the waits */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -38,6 +42,27 @@ struct {
 	__type(value, struct start_val);
 } start SEC(".maps");
 
+/* threads about to arrive after a site by a jump */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, u32);
+	__type(value, struct jump_val);
+} jumped SEC(".maps");
+
+/* processes with counts in sites: user space takes them over when they exit */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_PIDS_SITES);
+	__type(key, u32);
+	__type(value, u8);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} exits SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_PIDS_SITES);
@@ -50,12 +75,21 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/*
+ * Set by user space once every probe is in place: until then the probes do
+ * nothing, so that no jump is marked whose arrival nothing would see.
+ */
+bool armed;
+
 /* Read (never reset) by user space through the skeleton's bss. */
 __u64 lost_events;	/* ring buffer full */
 __u64 dropped_counts;	/* sites map full: a wait not counted */
 __u64 dropped_starts;	/* start map full: a wait not seen starting */
-__u64 unpaired;		/* after a paired site, but the thread did not pass it */
-__u64 unended;		/* passed a paired site twice without the probe after it */
+__u64 dropped_jumps;	/* jumped map full: a jump counted as a wait */
+__u64 lost_exits;	/* exits ring buffer full: user space sweeps instead */
+__u64 unpaired;		/* arrivals after a site by a jump: not counted */
+__u64 unended;		/* --hist: waits whose end never came (site passed again, or the thread died) */
+__u64 inflight;		/* --hist: waits under way (start entries) */
 
 static struct site_val zero_site;
 static struct hist zero_hist;
@@ -90,15 +124,86 @@ int BPF_KPROBE(wait_enter)
 		.ts = bpf_ktime_get_ns(),
 		.site = COOKIE_SITE(bpf_get_attach_cookie(ctx)),
 	};
+	struct start_val *old;
 	u32 tid = (u32)id;
 
-	if (targ_tgid && (id >> 32) != targ_tgid)
+	if (!armed || (targ_tgid && (id >> 32) != targ_tgid))
 		return 0;
-	/* the last wait's end went unseen: never lose it silently */
-	if (bpf_map_lookup_elem(&start, &tid))
+	old = bpf_map_lookup_elem(&start, &tid);
+	if (old) {
+		/* the last wait's end went unseen: never lose it silently */
 		__sync_fetch_and_add(&unended, 1);
-	if (bpf_map_update_elem(&start, &tid, &sv, BPF_ANY))
+		*old = sv;
+		return 0;
+	}
+	if (bpf_map_update_elem(&start, &tid, &sv, BPF_NOEXIST))
 		__sync_fetch_and_add(&dropped_starts, 1);
+	else
+		__sync_fetch_and_add(&inflight, 1);
+	return 0;
+}
+
+/* Would the Jcc with condition CC (tttn) jump, given these flags? */
+static __always_inline bool cc_holds(u32 cc, u64 fl)
+{
+	bool cf = fl & X86_EFLAGS_CF_BIT, pf = fl & X86_EFLAGS_PF_BIT;
+	bool zf = fl & X86_EFLAGS_ZF_BIT, sf = fl & X86_EFLAGS_SF_BIT;
+	bool of = fl & X86_EFLAGS_OF_BIT, r;
+
+	switch (cc >> 1) {
+	case 0: r = of; break;			/* JO */
+	case 1: r = cf; break;			/* JB */
+	case 2: r = zf; break;			/* JE */
+	case 3: r = cf || zf; break;		/* JBE */
+	case 4: r = sf; break;			/* JS */
+	case 5: r = pf; break;			/* JP */
+	case 6: r = sf != of; break;		/* JL */
+	default: r = zf || sf != of; break;	/* JLE */
+	}
+	return cc & 1 ? !r : r;			/* odd: the negation (JNO, JAE, ...) */
+}
+
+/* Is the branch this probe sits on about to be taken?  Before it executes. */
+static __always_inline bool branch_taken(struct pt_regs *regs, u64 cookie)
+{
+	u64 rcx = cookie & COOKIE_ECX ? (u32)regs->cx : regs->cx;
+	bool zf = regs->flags & X86_EFLAGS_ZF_BIT;
+
+	switch (COOKIE_BRANCH(cookie)) {
+	case BRANCH_JMP:
+	case BRANCH_CALL:
+		return true;
+	case BRANCH_JCC:
+		return cc_holds(COOKIE_CC(cookie), regs->flags);
+	case BRANCH_JRCXZ:
+		return rcx == 0;
+	case BRANCH_LOOP:
+		return rcx != 1;
+	case BRANCH_LOOPE:
+		return rcx != 1 && zf;
+	case BRANCH_LOOPNE:
+		return rcx != 1 && !zf;
+	}
+	return false;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(jump_to_next)
+{
+	u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	struct jump_val j = {
+		.site = COOKIE_SITE(cookie),
+		/* where the stack will be on arrival: a CALL pushes its return */
+		.sp = ctx->sp - (COOKIE_BRANCH(cookie) == BRANCH_CALL ? 8 : 0),
+	};
+	u32 tid = (u32)id;
+
+	if (!armed || (targ_tgid && (id >> 32) != targ_tgid))
+		return 0;
+	if (!branch_taken(ctx, cookie))
+		return 0;
+	if (bpf_map_update_elem(&jumped, &tid, &j, BPF_ANY))
+		__sync_fetch_and_add(&dropped_jumps, 1);
 	return 0;
 }
 
@@ -111,27 +216,38 @@ int BPF_KPROBE(wait_exit)
 		.tgid = id >> 32,
 		.site = COOKIE_SITE(cookie),
 	};
-	struct start_val *sv = NULL;
+	struct jump_val *jump;
+	struct start_val *sv;
 	struct hist_key hkey;
 	struct site_val *val;
 	struct hist *hist;
 	u32 tid = (u32)id;
+	u8 one = 1;
 	u64 slot;
 
-	if (targ_tgid && key.tgid != targ_tgid)
+	if (!armed || (targ_tgid && key.tgid != targ_tgid))
 		return 0;
-	if (cookie & COOKIE_PAIRED) {
-		sv = bpf_map_lookup_elem(&start, &tid);
-		if (!sv || sv->site != key.site) {
+	jump = bpf_map_lookup_elem(&jumped, &tid);
+	if (jump) {
+		/* the jump's own arrival, or a mark it never used (a signal handler left) */
+		bool mine = jump->site == key.site && jump->sp == ctx->sp;
+
+		bpf_map_delete_elem(&jumped, &tid);
+		if (mine) {
 			__sync_fetch_and_add(&unpaired, 1);
 			return 0;
 		}
 	}
 
-	val = lookup_or_init(&sites, &key, &zero_site);
+	val = bpf_map_lookup_elem(&sites, &key);
+	if (!val) {
+		/* first count of this process: note it for its exit */
+		bpf_map_update_elem(&procs, &key.tgid, &one, BPF_ANY);
+		val = lookup_or_init(&sites, &key, &zero_site);
+	}
 	if (!val) {
 		__sync_fetch_and_add(&dropped_counts, 1);
-		goto out;
+		goto hist;
 	}
 	if (!val->comm[0])
 		bpf_get_current_comm(val->comm, sizeof(val->comm));
@@ -139,8 +255,17 @@ int BPF_KPROBE(wait_exit)
 	if (capped)
 		__sync_fetch_and_add(&val->capped, 1);
 
-	if (!sv || !targ_hist)
+hist:
+	if (!targ_hist)
+		return 0;
+	sv = bpf_map_lookup_elem(&start, &tid);
+	if (!sv)
+		return 0;	/* under way at attach, or not noted (start map full) */
+	if (sv->site != key.site) {
+		/* another site's start: that wait's end went unseen */
+		__sync_fetch_and_add(&unended, 1);
 		goto out;
+	}
 	slot = log2_u64(bpf_ktime_get_ns() - sv->ts);
 	if (slot >= MAX_SLOTS)
 		slot = MAX_SLOTS - 1;
@@ -152,8 +277,39 @@ int BPF_KPROBE(wait_exit)
 	else
 		__sync_fetch_and_add(&hist->slots[slot], 1);
 out:
-	if (sv)
-		bpf_map_delete_elem(&start, &tid);
+	if (!bpf_map_delete_elem(&start, &tid))
+		__sync_fetch_and_sub(&inflight, 1);
+	return 0;
+}
+
+/*
+ * Every thread's exit: its notes go (a thread killed inside a wait leaves
+ * one: that wait is unended), and when the process is gone user space takes
+ * its counts over and frees their entries.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(task_exit, struct task_struct *p)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tid = (u32)id, tgid = id >> 32, *rec;
+
+	if (targ_tgid && tgid != targ_tgid)
+		return 0;
+	if (!bpf_map_delete_elem(&start, &tid)) {
+		__sync_fetch_and_add(&unended, 1);
+		__sync_fetch_and_sub(&inflight, 1);
+	}
+	bpf_map_delete_elem(&jumped, &tid);
+	/* the last thread of the process (do_exit() counted it out of signal->live) */
+	if (BPF_CORE_READ(p, signal, live.counter) || bpf_map_delete_elem(&procs, &tgid))
+		return 0;
+	rec = bpf_ringbuf_reserve(&exits, sizeof(*rec), 0);
+	if (!rec) {
+		__sync_fetch_and_add(&lost_exits, 1);
+		return 0;
+	}
+	*rec = tgid;
+	bpf_ringbuf_submit(rec, 0);
 	return 0;
 }
 

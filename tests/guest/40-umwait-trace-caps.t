@@ -122,6 +122,9 @@ if ut_start $tmp/caps.out caps --hist $tl; then
 	unended=${unended:-0}
 	[ "$unended" -gt 0 ] && diag "--hist: $(grep '^unended:' $tmp/caps.out)"
 	set -- $(totals $tmp/caps.out)
+	cmp_ok "${1:-0}" -gt 0 "--hist: waits were counted (${1:-0})"
+	cmp_ok "$unended" -le "$(((w1 + r_waits) / 4))" \
+		"--hist: at most a quarter of the waits unended ($unended of $((w1 + r_waits)))"
 	is "$(($1 + unended))" "$((w1 + r_waits))" "--hist: counted waits plus the unended ones are tpause-loop's"
 	cmp_ok "$2" -le "$((c1 + r_capped))" "--hist: capped: at most tpause-loop's ($2 <= $((c1 + r_capped)))"
 	cmp_ok "$((c1 + r_capped))" -le "$(($2 + unended))" \
@@ -131,9 +134,12 @@ if ut_start $tmp/caps.out caps --hist $tl; then
 		/^wait time at .*, not capped/ { m = "u" }
 		m && / -> / { split($0, a, ":"); split(a[2], b, " "); s[m] += b[1] }
 		END { print s["c"] + 0, s["u"] + 0 }' $tmp/caps.out)
+	cmp_ok "$(grep -c '^wait time at ' $tmp/caps.out)" -gt 0 "--hist: histograms were printed"
 	is "$sums" "$2 $(($1 - $2))" \
 		"--hist: the capped histogram holds every capped wait, the other every other one"
-	check "--hist: every wait paired with its start" sh -c "! grep -q '^unpaired:' $tmp/caps.out"
+	cmp_ok "${sums%% *}" -gt 0 "--hist: the capped histogram is not empty"
+	cmp_ok "${sums##* }" -gt 0 "--hist: the not-capped histogram is not empty"
+	check "--hist: no jump counted (tpause-loop has none)" sh -c "! grep -q '^unpaired:' $tmp/caps.out"
 fi
 echo 100000 >$d/max_time
 
@@ -146,7 +152,8 @@ if ut_start $tmp/a.out caps $tl; then
 	a_pid=$ut_pid
 	$tl -i tpause -n 4000 -c 1000000 -p 2 >$tmp/loop.out 2>&1 &
 	loop_pid=$!
-	sleep 1
+	# stop it once A has seen it wait (progress, not a fixed time)
+	check "-p PID: tracer A sees the process wait" ut_until_waits $a_pid $tmp/a.out
 	kill -STOP $loop_pid
 	# kill returns before the process stops: a wait counted after A's
 	# snapshot would be invisible to B. Wait for the stopped state.
@@ -157,8 +164,7 @@ if ut_start $tmp/a.out caps $tl; then
 	done
 	check "-p PID: tpause-loop is stopped before A's totals are read" \
 		grep -q '^State:.*stopped' /proc/$loop_pid/status
-	kill -USR1 $a_pid
-	wait_for $tmp/a.out '^Totals since attach' 1
+	ut_dump $a_pid $tmp/a.out
 	a1=$(totals $tmp/a.out)
 	if ut_start $tmp/b.out caps -p $loop_pid; then
 		b_pid=$ut_pid
@@ -184,6 +190,32 @@ if ut_start $tmp/a.out caps $tl; then
 	fi
 fi
 echo 100000 >$d/max_time
+
+# A bare FILE name: the file of that name in the current directory (a copy of
+# tpause-loop), not /lab/bin/tpause-loop that $PATH would give: the uprobes
+# must go where the scanner looked, so the copy's waits are the ones counted.
+mkdir -p $tmp/cwd
+cp $tl $tmp/cwd/tpause-loop
+cd $tmp/cwd
+if ut_start $tmp/caps.out caps tpause-loop; then
+	cd /
+	loop bare-name-path -i tpause -n 10 -c 1000000
+	path_pid=$loop_pid
+	$tmp/cwd/tpause-loop -i tpause -n 20 -c 1000000 >$tmp/loop.out 2>&1 &
+	loop_pid=$!
+	wait $loop_pid
+	report
+	echo "# tpause-loop bare-name-copy: $line"
+	ut_stop
+	is "$(grep "^$loop_pid " $tmp/caps.out | awk '{ print $1, $2, $3, $4, $5 }')" \
+		"$loop_pid tpause-loop tpause $r_waits $r_capped" \
+		"bare FILE: the copy in the current directory is the one counted, exactly"
+	check "bare FILE: /lab/bin/tpause-loop (\$PATH's) is not probed" \
+		sh -c "! grep -q '^$path_pid ' $tmp/caps.out"
+	is "$(sed -n '/^Totals since attach/,$p' $tmp/caps.out | grep '^[0-9]' | awk '{ print $7 }' | sort -u)" \
+		"$tmp/cwd/tpause-loop" "bare FILE: caps names the file by its absolute path"
+fi
+cd /
 
 # What a probe costs each wait (reported, not judged): short waits, with and without.
 loop overhead-without -i tpause -n 2000 -c 1000 -p 1

@@ -52,6 +52,46 @@ insn_at() {
 	case "${b[0]}" in 66) echo tpause ;; f2) echo umwait ;; *) echo other ;; esac
 }
 
+# objdump_symbol FILE VADDR: "name+0xoff" of the function whose extent
+# [value, value + size) holds VADDR in objdump -t (.symtab), else in objdump -T
+# (.dynsym); "-" when none does
+objdump_symbol() {
+	local f=$1 va=$(($2)) opt left right val size name best= bestval=-1
+	for opt in -tw -Tw; do
+		while IFS=$'\t' read -r left right; do
+			[ "${left:23:1}" = F ] || continue
+			read -r val _ <<<"$left"
+			read -r size _ <<<"$right"
+			name=${right##* }
+			val=$((0x$val)) size=$((0x$size))
+			if [ "$va" -ge "$val" ] && [ "$va" -lt $((val + size)) ] && [ "$val" -gt "$bestval" ]; then
+				best=$name bestval=$val
+			fi
+		done < <(objdump "$opt" "$f" | grep -P '^[0-9a-f]{16} .{7} \S+\t')
+		[ -n "$best" ] && break
+	done
+	if [ -z "$best" ]; then
+		echo -
+	elif [ "$va" -eq "$bestval" ]; then
+		echo "$best"
+	else
+		printf '%s+0x%x\n' "$best" $((va - bestval))
+	fi
+}
+
+# insn_len FILE OFFSET: the length of the TPAUSE/UMWAIT at OFFSET (REX or not)
+insn_len() {
+	local b
+	read -ra b < <(od -An -tx1 -j $(($2)) -N 2 "$1")
+	[[ ${b[1]} == 4? ]] && echo 5 || echo 4
+}
+
+# objdump_branches_to FILE HEXADDR: how many direct jumps, calls and loops target it
+objdump_branches_to() {
+	objdump -d --no-show-raw-insn "$1" |
+		awk -v t="$2" '$2 ~ /^(j[a-z]+|call|loop[a-z]*)$/ && $3 == t { n++ } END { print n + 0 }'
+}
+
 # check_library LABEL FILE
 check_library() {
 	local label=$1 f=$2 want got line off vaddr insn bad=0
@@ -74,6 +114,17 @@ check_library() {
 		}
 	done < <("$ut" sites "$f")
 	is "$bad" 0 "$label: each site's file offset holds that instruction"
+	# direct branches to the instruction after each site (caps probes them)
+	is "$("$ut" sites -v "$f" 2>&1 >/dev/null | sed -n 's/^umwait-trace: warning: [^ ]* \(0x[0-9a-f]*\): \([0-9]*\) direct branch.*/\1 \2/p')" \
+		"$(while read -r _ off vaddr _ _; do
+			n=$(objdump_branches_to "$f" $(printf '%x' $((vaddr + $(insn_len "$f" "$off")))))
+			[ "$n" -gt 0 ] && echo "$off $n"
+		done < <("$ut" sites "$f"))" \
+		"$label: each site's count of direct branches to the instruction after it is objdump's"
+	is "$("$ut" sites "$f" | awk '{ print $3, $4, $5 }')" \
+		"$("$ut" sites "$f" | while read -r _ _ vaddr insn _; do
+			echo "$vaddr $insn $(objdump_symbol "$f" "$vaddr")"; done)" \
+		"$label: each site's symbol is the one objdump -t/-T says holds it, or '-'"
 }
 
 lib=/usr/lib/x86_64-linux-gnu
@@ -81,6 +132,19 @@ check_library libtbb12 $lib/libtbb.so.12
 check_library librte-eal23 $lib/librte_eal.so.23
 check_library libomp5-14 /usr/lib/llvm-14/lib/libomp.so.5
 check_library tpause-loop "$top/build/tools/tpause-loop"
+check_library wait-paths "$top/build/tools/wait-paths"
+check_library libwait-sites "$top/build/tools/libwait-sites.so"
+
+# The fixtures are a PIE and a shared library whose code's file offsets are
+# not its addresses: caps must probe by offset (checked in the guest).
+for f in wait-paths libwait-sites.so; do
+	is "$(readelf -hW "$top/build/tools/$f" | awk '$1 == "Type:" { print $2 }')" DYN "$f: position-independent (ELF type DYN)"
+	n=0
+	while read -r type off vaddr _ _ _ flags; do
+		[ "$type" = LOAD ] && [[ $flags == *E* ]] && [ $((off)) -ne $((vaddr)) ] && n=$((n + 1))
+	done < <(readelf -lW "$top/build/tools/$f")
+	cmp_ok $n -ge 1 "$f: an executable segment's file offset differs from its address"
+done
 
 # Same opcode group (0F AE), same prefixes, not a wait: must not be listed.
 cat >"$tmp/fences.c" <<'EOF'
@@ -133,6 +197,29 @@ if gcc -O2 -o "$tmp/fences" "$tmp/fences.c" 2>"$tmp/cc.err" &&
 else
 	fail "compile the control binaries" "$(cat "$tmp/cc.err")"
 fi
+
+# A FILE without '/': the file of that name in the current directory, or else
+# the one libbpf would find for it ($PATH; library directories for a .so),
+# named by its absolute path: the scanner must look where the uprobe goes.
+mkdir -p "$tmp/cwd" "$tmp/bin"
+cp "$top/build/tools/tpause-loop" "$tmp/cwd/tpause-loop"
+cp "$tmp/fences-tpause" "$tmp/bin/tpause-loop"
+if [ -e $lib/libtbb.so.12 ]; then
+	is "$(cd "$tmp/cwd" && "$ut" sites libtbb.so.12 2>&1)" \
+		"$("$ut" sites $lib/libtbb.so.12 | sed "s#^[^ ]*#$(realpath $lib/libtbb.so.12)#")" \
+		"bare library name: found in the library directories, as libbpf would, and named by its real path"
+else
+	skip "bare library name" "$lib/libtbb.so.12 not installed (vm/setup-host installs it)"
+fi
+is "$(cd "$tmp/cwd" && PATH=$tmp/bin:$PATH "$ut" sites tpause-loop | awk '{ print $1, $2 }' | sort -u | sed "s#^$tmp/##")" \
+	"$("$ut" sites "$tmp/cwd/tpause-loop" | awk '{ print $1, $2 }' | sort -u | sed "s#^$tmp/##")" \
+	"bare name present in the current directory: that file (not the one in \$PATH), by its absolute path"
+is "$(cd "$tmp" && PATH=$tmp/bin:$PATH "$ut" sites tpause-loop | awk '{ print $1, $2, $4 }' | sed "s#^$tmp/##")" \
+	"$("$ut" sites "$tmp/bin/tpause-loop" | awk '{ print $1, $2, $4 }' | sed "s#^$tmp/##")" \
+	"bare name absent from the current directory: the one in \$PATH, by its absolute path"
+out=$(cd "$tmp" && PATH=/nonexistent "$ut" sites no-such-tool 2>&1)
+is "$?:$out" "2:umwait-trace: cannot find no-such-tool: not in the current directory nor in \$PATH, /usr/bin, /usr/sbin" \
+	"bare name found nowhere: exit 2 and one line"
 
 out=$("$ut" sites /nonexistent 2>&1)
 rc=$?

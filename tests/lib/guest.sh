@@ -36,3 +36,34 @@ ut_stop() {
 	wait $_pid
 	ut_rc=$?
 }
+
+# ut_dump PID OUT: SIGUSR1 to umwait-trace caps PID (stdout in OUT), back once
+# OUT holds one more "Totals since attach" block (at most 60 s)
+ut_dump() {
+	_n=$(grep -c '^Totals since attach' "$2")
+	kill -USR1 "$1"
+	_i=0
+	while [ "$(grep -c '^Totals since attach' "$2")" -le "$_n" ] && [ $_i -lt 600 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+}
+
+# ut_waits OUT: the waits of the last "total:" line of OUT (0 if none)
+ut_waits() {
+	_w=$(grep '^total:' "$1" | tail -n 1 | sed 's/^total: waits=\([0-9]*\) .*/\1/')
+	echo "${_w:-0}"
+}
+
+# ut_until_waits PID OUT: until caps PID has counted a wait: progress seen,
+# not time waited (at most about 60 s); fails if it never does
+ut_until_waits() {
+	_j=0
+	while [ $_j -lt 300 ]; do
+		ut_dump "$1" "$2"
+		[ "$(ut_waits "$2")" -gt 0 ] && return 0
+		_j=$((_j + 1))
+		sleep 0.1
+	done
+	return 1
+}

@@ -3,11 +3,14 @@
 # boot's kernel log.  Uses the caller's top (the clone) and out (the results
 # directory), and counts into its passed, failed and skipped.
 
-# tally NAME < TAP: count one test file's results, echo them with its name
+# tally NAME < TAP: count one test file's results, echo them with its name; a
+# file without a plan line ("1..N"), or that ran other than N tests, fails
 tally() {
-	local name=$1 line nfail=0 nrun=0
+	local name=$1 line nfail=0 nrun=0 plan=
 	while IFS= read -r line; do
 		case "$line" in
+		1..[0-9]*)
+			plan=${line#1..} ;;
 		"ok "*"# SKIP"*)
 			skipped=$((skipped + 1)); nrun=$((nrun + 1))
 			echo "  $line" ;;
@@ -29,6 +32,12 @@ tally() {
 	if [ $nrun -eq 0 ]; then
 		failed=$((failed + 1))
 		echo "  not ok - $name ran no test"
+	elif [ -z "$plan" ]; then
+		failed=$((failed + 1))
+		echo "  not ok - $name printed no plan (1..N): cut short?"
+	elif [ "$plan" != "$nrun" ]; then
+		failed=$((failed + 1))
+		echo "  not ok - $name planned $plan tests and ran $nrun"
 	fi
 }
 
@@ -54,6 +63,11 @@ split_suites() {
 # kernel_clean NAME CONSOLE_LOG: one test that the boot left no kernel warning
 kernel_clean() {
 	local name=$1 log=$2 bad
+	if [ ! -s "$log" ]; then
+		failed=$((failed + 1))
+		echo "  not ok - $name: no kernel console log ($log): cannot tell whether it is clean"
+		return
+	fi
 	# lockdep reports start with "WARNING:" or "BUG:"; RCU stalls say "detected stall"
 	bad=$(grep -E -f "$top/tests/lib/kernel-reports" "$log" | head -5)
 	if [ -z "$bad" ]; then

@@ -6,10 +6,14 @@
  *
  * The scanner (scan.c) finds the instructions; a uprobe on the instruction
  * right after each one reads CF from the saved flags (CF=1: the OS limit
- * ended the wait).  A uprobe on the instruction itself pairs with it where
- * another path leads to that next instruction (a wait is counted only if
- * the thread passed the site) and, with --hist, times each wait.  The BPF counters only ever grow: intervals are differences of
- * two reads, so no count is lost between a read and a reset.
+ * ended the wait).  Where direct branches elsewhere jump to that next
+ * instruction, a uprobe on each branch tells from the saved flags and RCX
+ * whether it is taken, and that arrival is discounted (umwait-trace.h).
+ * Only --hist probes the TPAUSE/UMWAIT itself, to time the wait.
+ *
+ * This file is the command: options, the main loop and its reports.
+ * caps_attach.c scans and attaches, caps_maps.c reads the maps, caps_print.c
+ * prints.
  */
 #include <argp.h>
 #include <errno.h>
@@ -22,8 +26,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "umwait-trace.h"
 #include "umwait-trace.skel.h"
+#include "caps.h"
 #include "residency.h"
 #include "scan.h"
 #include "ut.h"
@@ -31,7 +35,8 @@
 static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
-"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--json] [interval [count]]\n"
+"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--json] [--max-entries N]\n"
+"                         [interval [count]]\n"
 "\n"
 "With FILEs, every process that runs them is traced, also those that start\n"
 "later; with -p PID alone, every executable mapping of that process.  The\n"
@@ -47,6 +52,8 @@ static const char doc[] =
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
 	{ "hist", OPT_HIST, NULL, 0, "Also time each wait: log2 histograms, capped and not", 0 },
+	{ "max-entries", OPT_MAX_ENTRIES, "N", 0,
+	  "Room for N (process, site) counts and N threads mid-wait at once (default 10240)", 0 },
 	{ "timestamp", 'T', NULL, 0, "Include a timestamp with each interval", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per interval and for the totals", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output (libbpf)", 0 },
@@ -71,6 +78,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_HIST:
 		env.hist = true;
 		break;
+	case OPT_MAX_ENTRIES:
+		if (parse_long(arg, 1, &env.max_entries) || env.max_entries > 1 << 24)
+			argp_error(state, "invalid number of entries '%s' (1 to %d)", arg, 1 << 24);
+		break;
 	case ARGP_KEY_ARG:
 		if (all_digits(arg)) {
 			if (parse_long(arg, 1, &v))
@@ -94,457 +105,83 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-struct row {
-	struct site_key key;
-	struct site_val val;
-};
-
-struct hrow {
-	struct hist_key key;
-	struct hist val;
-};
-
 static struct scan scan;
 static struct umwait_trace_bpf *obj;
 
-static int row_cmp(const void *a, const void *b)
-{
-	const struct site_key *x = a, *y = b;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->site < y->site ? -1 : x->site > y->site;
-}
-
-static int hrow_cmp(const void *a, const void *b)
-{
-	const struct hist_key *x = a, *y = b;
-
-	if (x->site != y->site)
-		return x->site < y->site ? -1 : 1;
-	return x->capped < y->capped ? -1 : x->capped > y->capped;
-}
-
-/* Every entry of MAP, sorted by key; KSZ/VSZ are the map's sizes. */
-static int read_map(int fd, size_t ksz, size_t vsz, void **out, int (*cmp)(const void *, const void *))
-{
-	size_t rsz = ksz + vsz, n = 0, cap = 64;
-	char key[64], next[64];
-	char *rows = malloc(cap * rsz);
-	void *prev = NULL;
-
-	if (!rows)
-		return -ENOMEM;
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		if (n == cap) {
-			char *v = realloc(rows, (cap *= 2) * rsz);
-
-			if (!v) {
-				free(rows);
-				return -ENOMEM;
-			}
-			rows = v;
-		}
-		memcpy(key, next, ksz);
-		prev = key;
-		memcpy(rows + n * rsz, key, ksz);
-		if (bpf_map_lookup_elem(fd, key, rows + n * rsz + ksz))
-			continue;	/* deleted meanwhile: cannot happen, entries stay */
-		n++;
-	}
-	qsort(rows, n, rsz, cmp);
-	*out = rows;
-	return n;
-}
-
-/* cur - prev, entry by entry (both sorted); drops entries that did not move */
-static int diff_rows(struct row *cur, int ncur, const struct row *prev, int nprev)
-{
-	int i, j = 0, n = 0;
-
-	for (i = 0; i < ncur; i++) {
-		while (j < nprev && row_cmp(&prev[j].key, &cur[i].key) < 0)
-			j++;
-		if (j < nprev && !row_cmp(&prev[j].key, &cur[i].key)) {
-			cur[i].val.waits -= prev[j].val.waits;
-			cur[i].val.capped -= prev[j].val.capped;
-		}
-		if (cur[i].val.waits)
-			cur[n++] = cur[i];
-	}
-	return n;
-}
-
-static int diff_hrows(struct hrow *cur, int ncur, const struct hrow *prev, int nprev)
-{
-	int i, j = 0, n = 0, s;
-
-	for (i = 0; i < ncur; i++) {
-		uint64_t sum = 0;
-
-		while (j < nprev && hrow_cmp(&prev[j].key, &cur[i].key) < 0)
-			j++;
-		for (s = 0; s < MAX_SLOTS; s++) {
-			if (j < nprev && !hrow_cmp(&prev[j].key, &cur[i].key))
-				cur[i].val.slots[s] -= prev[j].val.slots[s];
-			sum += cur[i].val.slots[s];
-		}
-		if (sum)
-			cur[n++] = cur[i];
-	}
-	return n;
-}
-
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * part / whole : 0.0;
-}
-
-static const struct site *site_of(uint32_t idx)
-{
-	return idx < (uint32_t)scan.nr_sites ? &scan.sites[idx] : NULL;
-}
-
-static void print_site(FILE *f, uint32_t idx)
-{
-	const struct site *s = site_of(idx);
-
-	if (!s) {
-		fprintf(f, "site#%u", idx);
-		return;
-	}
-	fprintf(f, "%s 0x%llx %s", scan.files[s->file].path, (unsigned long long)s->offset,
-		s->symbol[0] ? s->symbol : "-");
-}
-
-static void json_site(FILE *f, uint32_t idx)
-{
-	const struct site *s = site_of(idx);
-
-	if (!s) {
-		fprintf(f, "\"site\": %u", idx);
-		return;
-	}
-	fprintf(f, "\"file\": ");
-	json_str(f, scan.files[s->file].path);
-	fprintf(f, ", \"offset\": %llu, \"vaddr\": %llu, \"insn\": \"%s\", \"symbol\": ",
-		(unsigned long long)s->offset, (unsigned long long)s->vaddr, insn_name(s->insn));
-	json_str(f, s->symbol);
-}
-
-/* waits whose start a site probe saw and whose end no probe did */
-static unsigned long long unended(void)
-{
-	int fd = bpf_map__fd(obj->maps.start);
-	unsigned long long n = obj->bss->unended;
-	__u32 key, next, *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		n++;
-	}
-	return n;
-}
-
-enum block { BLOCK_INTERVAL, BLOCK_TOTAL };
-
-static void print_block(enum block kind, double secs, const struct row *rows, int n,
-			const struct hrow *hrows, int nh, const struct residency *res)
-{
-	uint64_t waits = 0, capped = 0;
-	char ts[32];
-	int i;
-
-	for (i = 0; i < n; i++) {
-		waits += rows[i].val.waits;
-		capped += rows[i].val.capped;
-	}
-	format_time(ts, sizeof(ts));
-
-	if (env.json) {
-		printf("{\"type\": \"%s\", \"time\": \"%s\", \"seconds\": %.3f, "
-		       "\"waits\": %llu, \"capped\": %llu, \"sites\": [",
-		       kind == BLOCK_TOTAL ? "total" : "interval", ts, secs,
-		       (unsigned long long)waits, (unsigned long long)capped);
-		for (i = 0; i < n; i++) {
-			printf("%s{\"pid\": %u, \"comm\": ", i ? ", " : "", rows[i].key.tgid);
-			json_str(stdout, rows[i].val.comm);
-			printf(", ");
-			json_site(stdout, rows[i].key.site);
-			printf(", \"waits\": %llu, \"capped\": %llu}",
-			       (unsigned long long)rows[i].val.waits,
-			       (unsigned long long)rows[i].val.capped);
-		}
-		printf("]");
-		if (env.hist) {
-			printf(", \"hist_unit\": \"nsecs\", \"hists\": [");
-			for (i = 0; i < nh; i++) {
-				printf("%s{", i ? ", " : "");
-				json_site(stdout, hrows[i].key.site);
-				printf(", \"capped\": %s, \"buckets\": ",
-				       hrows[i].key.capped ? "true" : "false");
-				json_log2_hist(stdout, hrows[i].val.slots, MAX_SLOTS);
-				printf("}");
-			}
-			printf("]");
-		}
-		printf(", \"unpaired\": %llu, \"unended\": %llu",
-		       (unsigned long long)obj->bss->unpaired, unended());
-		printf(", \"residency\": ");
-		residency_json(stdout, res, kind == BLOCK_TOTAL);
-		printf(", \"dropped\": %llu}\n", (unsigned long long)(obj->bss->dropped_counts +
-								 obj->bss->dropped_starts));
-		fflush(stdout);
-		return;
-	}
-
-	printf("\n");
-	if (kind == BLOCK_TOTAL)
-		printf("Totals since attach (%.1f s):\n", secs);
-	else if (env.timestamp)
-		printf("%-8s\n", ts);
-	if (n)
-		printf("%-7s %-16s %-6s %10s %10s %7s  %s\n", "PID", "COMM", "INSN", "WAITS",
-		       "CAPPED", "CAPPED%", "SITE");
-	for (i = 0; i < n; i++) {
-		const struct site *s = site_of(rows[i].key.site);
-
-		printf("%-7u %-16s %-6s %10llu %10llu %6.1f%%  ", rows[i].key.tgid,
-		       rows[i].val.comm, s ? insn_name(s->insn) : "?",
-		       (unsigned long long)rows[i].val.waits, (unsigned long long)rows[i].val.capped,
-		       pct(rows[i].val.capped, rows[i].val.waits));
-		print_site(stdout, rows[i].key.site);
-		printf("\n");
-	}
-	printf("total: waits=%llu capped=%llu capped%%=%.1f\n", (unsigned long long)waits,
-	       (unsigned long long)capped, pct(capped, waits));
-	for (i = 0; env.hist && i < nh; i++) {
-		printf("\nwait time at ");
-		print_site(stdout, hrows[i].key.site);
-		printf(", %s:\n", hrows[i].key.capped ? "capped (CF=1)" : "not capped (CF=0)");
-		print_log2_hist(hrows[i].val.slots, MAX_SLOTS, "nsecs");
-	}
-	if (kind == BLOCK_TOTAL && unended())
-		printf("unended: %llu waits seen starting but not ending (still under way, or the "
-		       "probe after the site was skipped): not counted\n", unended());
-	if (kind == BLOCK_TOTAL && obj->bss->unpaired)
-		printf("unpaired: %llu hits after a probed site by threads that did not pass it "
-		       "(another path, or a wait already under way at attach): not counted\n",
-		       (unsigned long long)obj->bss->unpaired);
-	if (residency_available(res)) {
-		printf("\n");
-		residency_print(res, kind == BLOCK_TOTAL);
-	}
-	fflush(stdout);
-}
-
-static uint64_t dropped_reported;
+static uint64_t dropped_reported, lost_exits_swept;
 
 static void report_drops(void)
 {
-	uint64_t d = obj->bss->dropped_counts + obj->bss->dropped_starts;
+	uint64_t d = obj->bss->dropped_counts + obj->bss->dropped_starts +
+		     obj->bss->dropped_jumps;
 
 	if (d == dropped_reported)
 		return;
-	warn_msg("%llu waits not counted or not timed: BPF map full (%d entries)",
-		 (unsigned long long)(d - dropped_reported), MAX_PIDS_SITES);
+	warn_msg("%llu waits not counted, not timed or not told from a jump: BPF map full "
+		 "(%u entries; see --max-entries)", (unsigned long long)(d - dropped_reported),
+		 bpf_map__max_entries(obj->maps.sites));
 	dropped_reported = d;
 }
 
-struct snapshot {
-	struct row *rows;
-	int n;
-	struct hrow *hrows;
-	int nh;
-};
-
-static int take(struct snapshot *s)
+/* A process exited: its counts leave the BPF map for user space's table */
+static int on_exit_notice(void *ctx, void *data, size_t len)
 {
-	void *p;
-
-	s->n = read_map(bpf_map__fd(obj->maps.sites), sizeof(struct site_key),
-			sizeof(struct site_val), &p, row_cmp);
-	if (s->n < 0)
-		return s->n;
-	s->rows = p;
-	s->nh = 0;
-	s->hrows = NULL;
-	if (env.hist) {
-		s->nh = read_map(bpf_map__fd(obj->maps.hists), sizeof(struct hist_key),
-				 sizeof(struct hist), &p, hrow_cmp);
-		if (s->nh < 0)
-			return s->nh;
-		s->hrows = p;
-	}
-	return 0;
-}
-
-static void drop(struct snapshot *s)
-{
-	free(s->rows);
-	free(s->hrows);
-	*s = (struct snapshot){};
+	(void)ctx;
+	if (len < sizeof(__u32))
+		return 0;
+	return caps_fold(obj, scan.nr_sites, *(__u32 *)data);
 }
 
 /* Print the interval since PREV (or the totals if PREV is NULL); CUR becomes PREV. */
 static int report(enum block kind, double secs, struct snapshot *prev, struct residency *res)
 {
+	struct caps_extra x;
 	struct snapshot cur;
-	int n, nh, err;
+	int err;
 
-	err = take(&cur);
-	if (err)
-		return err;
-	residency_read(res);
-	n = cur.n;
-	nh = cur.nh;
-	if (kind == BLOCK_INTERVAL) {
-		struct snapshot keep;
-
-		/* keep the raw counts for the next interval */
-		keep.n = cur.n;
-		keep.nh = cur.nh;
-		keep.rows = malloc(cur.n * sizeof(*cur.rows) + 1);
-		keep.hrows = malloc(cur.nh * sizeof(*cur.hrows) + 1);
-		if (!keep.rows || !keep.hrows)
-			return -ENOMEM;
-		memcpy(keep.rows, cur.rows, cur.n * sizeof(*cur.rows));
-		memcpy(keep.hrows, cur.hrows, cur.nh * sizeof(*cur.hrows));
-		n = diff_rows(cur.rows, cur.n, prev->rows, prev->n);
-		nh = diff_hrows(cur.hrows, cur.nh, prev->hrows, prev->nh);
-		drop(prev);
-		*prev = keep;
-	} else {
-		n = diff_rows(cur.rows, cur.n, NULL, 0);
-		nh = diff_hrows(cur.hrows, cur.nh, NULL, 0);
+	/* exit notices lost (ring buffer full): look for the dead processes */
+	if (obj->bss->lost_exits != lost_exits_swept) {
+		lost_exits_swept = obj->bss->lost_exits;
+		err = caps_sweep(obj, scan.nr_sites);
+		if (err)
+			return err;
 	}
-	print_block(kind, secs, cur.rows, n, cur.hrows, nh, res);
+	err = snapshot_take(obj, env.hist, &cur);
+	if (!err && kind == BLOCK_INTERVAL)
+		err = snapshot_interval(&cur, prev);
+	else if (!err)
+		snapshot_total(&cur);
+	if (err) {
+		snapshot_drop(&cur);
+		return err;
+	}
+	residency_read(res);
+	caps_extra_read(obj, &x);
+	caps_print(kind, secs, &scan, &cur, &x, res);
 	if (kind == BLOCK_INTERVAL)
 		residency_mark(res);
 	report_drops();
-	drop(&cur);
+	snapshot_drop(&cur);
 	return 0;
 }
 
-static int scan_targets(void)
-{
-	int i, n, rc = 0;
-
-	if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
-		die_msg("no process with PID %d", env.pid);
-		return EXIT_TROUBLE;
-	}
-	if (!env.nr_files && scan_pid(&scan, env.pid) < 0)
-		return EXIT_TROUBLE;
-	for (i = 0; i < env.nr_files; i++) {
-		n = scan_elf(&scan, env.files[i], env.files[i]);
-		if (n < 0)
-			rc = EXIT_TROUBLE;
-	}
-	if (rc)
-		return rc;
-	if (!scan.nr_sites) {
-		fprintf(stderr, "%s: no TPAUSE/UMWAIT site in:", UT_NAME);
-		for (i = 0; i < scan.nr_files; i++)
-			fprintf(stderr, " %s", scan.files[i].path);
-		fputc('\n', stderr);
-		return EXIT_TROUBLE;
-	}
-	return 0;
-}
-
-static struct bpf_link **links;
-static int nr_links;
-
-static int attach_one(struct bpf_program *prog, const struct site *s, uint64_t cookie,
-		      uint64_t offset)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
-	struct bpf_link *link;
-
-	link = bpf_program__attach_uprobe_opts(prog, env.pid ? env.pid : -1,
-					       scan.files[s->file].attach, offset, &uo);
-	if (!link) {
-		warn_msg("cannot attach to %s offset 0x%llx: %s", scan.files[s->file].path,
-			 (unsigned long long)offset, strerror(errno));
-		return -1;
-	}
-	links[nr_links++] = link;
-	return 0;
-}
-
-/* The -p target has exited: there is nothing left to probe */
-static bool target_gone(void)
-{
-	return env.pid && kill(env.pid, 0) && errno == ESRCH;
-}
-
-/* Attach every site; the number attached, or -ESRCH if the -p target exited */
-static int attach_sites(int *nr_files)
-{
-	int i, attached = 0;
-	bool *file_used, paired;
-
-	links = calloc(2 * scan.nr_sites, sizeof(*links));
-	file_used = calloc(scan.nr_files, sizeof(*file_used));
-	if (!links || !file_used)
-		return -ENOMEM;
-	for (i = 0; i < scan.nr_sites; i++) {
-		const struct site *s = &scan.sites[i];
-
-		/* checked first: libbpf's own warnings would precede ours */
-		if (target_gone()) {
-			attached = -ESRCH;
-			break;
-		}
-		if (!s->next_ok) {
-			warn_msg("%s 0x%llx (%s): the kernel cannot uprobe the instruction after "
-				 "this %s: not counted", scan.files[s->file].path,
-				 (unsigned long long)s->offset, s->symbol, insn_name(s->insn));
-			continue;
-		}
-		/* pair the two probes where needed and possible */
-		paired = (env.hist || s->next_shared) && s->site_ok &&
-			 !attach_one(obj->progs.wait_enter, s, i | COOKIE_PAIRED, s->offset);
-		if (attach_one(obj->progs.wait_exit, s, paired ? i | COOKIE_PAIRED : (uint64_t)i,
-			       s->next_offset))
-			continue;
-		if (s->next_shared && !paired)
-			warn_msg("%s 0x%llx (%s): another path leads to the instruction after this "
-				 "%s and the %s itself cannot be probed: its counts include that path",
-				 scan.files[s->file].path, (unsigned long long)s->offset, s->symbol,
-				 insn_name(s->insn), insn_name(s->insn));
-		else if (env.hist && !paired)
-			warn_msg("%s 0x%llx: waits counted but not timed", scan.files[s->file].path,
-				 (unsigned long long)s->offset);
-		attached++;
-		file_used[s->file] = true;
-	}
-	*nr_files = 0;
-	for (i = 0; i < scan.nr_files; i++)
-		*nr_files += file_used[i];
-	free(file_used);
-	return attached;
-}
-
-/* Sleep until DEADLINE (monotonic seconds) or a signal; true at the deadline. */
-static bool sleep_until(double deadline)
+/*
+ * Until DEADLINE (monotonic seconds) or a signal, handing exited processes
+ * to user space as they go; true at the deadline.
+ */
+static bool sleep_until(struct ring_buffer *rb, double deadline)
 {
 	for (;;) {
 		double left = deadline - now_seconds();
-		struct timespec ts;
 
 		if (exiting || dump_requested)
 			return false;
 		if (left <= 0)
 			return true;
-		/* short slices: a signal that lands between the check and the sleep waits < 0.2 s */
+		/* short slices: a signal that lands between the check and the poll waits < 0.2 s */
 		if (left > 0.2)
 			left = 0.2;
-		ts.tv_sec = (time_t)left;
-		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-		nanosleep(&ts, NULL);
+		ring_buffer__poll(rb, (int)(left * 1000) + 1);
 	}
 }
 
@@ -553,16 +190,17 @@ int cmd_caps(int argc, char **argv)
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	struct snapshot prev = {};
 	struct residency *res = NULL;
+	struct ring_buffer *rb = NULL;
 	struct bpf_program *prog;
 	double start, tick;
 	int i, err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0;
-	bool need_enter;
+	bool need_jumps = false;
 
 	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
 	if (need_root() || need_btf())
 		return EXIT_TROUBLE;
-	err = scan_targets();
+	err = caps_scan_targets(&scan);
 	if (err)
 		goto out;
 	if (!cpu_has_waitpkg())
@@ -576,27 +214,46 @@ int cmd_caps(int argc, char **argv)
 	}
 	obj->rodata->targ_tgid = env.pid;
 	obj->rodata->targ_hist = env.hist;
-	need_enter = env.hist;
+	if (env.max_entries) {
+		/* the maps that grow with processes or threads; hists grow with sites */
+		bpf_map__set_max_entries(obj->maps.sites, env.max_entries);
+		bpf_map__set_max_entries(obj->maps.procs, env.max_entries);
+		bpf_map__set_max_entries(obj->maps.start, env.max_entries);
+		bpf_map__set_max_entries(obj->maps.jumped, env.max_entries);
+	}
 	for (i = 0; i < scan.nr_sites; i++)
-		need_enter |= scan.sites[i].next_shared && scan.sites[i].site_ok;
+		need_jumps |= scan.sites[i].nr_branches > 0;
 	bpf_object__for_each_program(prog, obj->obj)
 		bpf_program__set_autoload(prog, prog == obj->progs.wait_exit ||
-					  (need_enter && prog == obj->progs.wait_enter));
+					  prog == obj->progs.task_exit ||
+					  (need_jumps && prog == obj->progs.jump_to_next) ||
+					  (env.hist && prog == obj->progs.wait_enter));
 	err = umwait_trace_bpf__load(obj);
 	if (err) {
 		die_msg("cannot load the BPF programs: %s (-v shows libbpf's log)", strerror(-err));
 		goto out;
 	}
 
-	attached = attach_sites(&nr_files);
+	/* before the sites: a process must not exit unseen while it has counts */
+	obj->links.task_exit = bpf_program__attach(obj->progs.task_exit);
+	rb = ring_buffer__new(bpf_map__fd(obj->maps.exits), on_exit_notice, NULL, NULL);
+	if (!obj->links.task_exit || !rb) {
+		die_msg("cannot trace process exits (sched_process_exit): %s", strerror(errno));
+		goto out;
+	}
+	attached = caps_attach(obj, &scan, &nr_files);
 	if (attached == -ESRCH) {
 		die_msg("process %d exited before its sites were probed", env.pid);
 		goto out;
 	}
+	if (attached == -ESTALE)
+		goto out;
 	if (attached <= 0) {
 		die_msg("no site could be probed");
 		goto out;
 	}
+	/* every probe in place: from now on they count */
+	obj->bss->armed = true;
 	install_signals();
 	res = residency_open();
 	if (!env.json && !residency_available(res)) {
@@ -604,7 +261,7 @@ int cmd_caps(int argc, char **argv)
 		fflush(stdout);
 	}
 	if (env.interval) {
-		err = take(&prev);
+		err = snapshot_take(obj, env.hist, &prev);
 		if (err)
 			goto out;
 	}
@@ -615,7 +272,7 @@ int cmd_caps(int argc, char **argv)
 
 	start = tick = now_seconds();
 	while (!exiting) {
-		bool due = sleep_until(env.interval ? tick + env.interval : start + 1e9);
+		bool due = sleep_until(rb, env.interval ? tick + env.interval : start + 1e9);
 
 		if (dump_requested) {
 			dump_requested = 0;
@@ -635,11 +292,11 @@ int cmd_caps(int argc, char **argv)
 		goto out;
 	rc = 0;
 out:
-	drop(&prev);
-	while (nr_links)
-		bpf_link__destroy(links[--nr_links]);
-	free(links);
+	snapshot_drop(&prev);
+	caps_detach();
+	ring_buffer__free(rb);
 	umwait_trace_bpf__destroy(obj);
+	caps_maps_free();
 	residency_close(res);
 	scan_free(&scan);
 	return rc;

@@ -23,8 +23,6 @@
 #include "umwait-trace.skel.h"
 #include "ut.h"
 
-#define UMWAIT_TIME_MASK	0xfffffffcU
-#define UMWAIT_C02_DISABLE	0x1U
 
 static const char doc[] =
 "Trace changes of IA32_UMWAIT_CONTROL: the kernel's umwait:* tracepoints.\n"

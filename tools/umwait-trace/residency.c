@@ -55,39 +55,6 @@ static int read_int_file(const char *path, int *val)
 	return ok ? 0 : -1;
 }
 
-/* "0-3,8,10-11" -> list of CPUs */
-static int parse_cpulist(const char *path, int **cpus)
-{
-	char buf[4096], *p, *tok, *save;
-	int n = 0, lo, hi, c;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	*cpus = NULL;
-	for (p = buf; (tok = strtok_r(p, ",\n", &save)); p = NULL) {
-		if (sscanf(tok, "%d-%d", &lo, &hi) != 2) {
-			if (sscanf(tok, "%d", &lo) != 1)
-				continue;
-			hi = lo;
-		}
-		for (c = lo; c <= hi; c++) {
-			int *v = realloc(*cpus, (n + 1) * sizeof(int));
-
-			if (!v)
-				return -1;
-			*cpus = v;
-			(*cpus)[n++] = c;
-		}
-	}
-	return n;
-}
-
 static bool cpu_is_intel(char vendor[13])
 {
 	unsigned int eax, ebx, ecx, edx;
@@ -233,11 +200,6 @@ void residency_read(struct residency *r)
 			continue;
 		memcpy(r->cur[i], buf.v, sizeof(buf.v));
 	}
-}
-
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * part / whole : 0.0;
 }
 
 /* deltas of CPU i (i == nr: the sum) over the chosen span */

@@ -84,6 +84,7 @@ static bool uprobe_can_probe(const ZydisDecodedInstruction *in)
 struct sym {
 	uint64_t addr, size;
 	const char *name;
+	bool dynamic;		/* from .dynsym, not .symtab */
 };
 
 struct symtab {
@@ -140,38 +141,44 @@ static void load_symbols(Elf *elf, struct symtab *st)
 					return;
 				}
 			}
-			st->v[st->nr++] = (struct sym){ sym.st_value, sym.st_size, name };
+			st->v[st->nr++] = (struct sym){ sym.st_value, sym.st_size, name,
+							sh.sh_type == SHT_DYNSYM };
 		}
 	}
 	if (st->nr)
 		qsort(st->v, st->nr, sizeof(*st->v), sym_cmp);
 }
 
-/* The last symbol at or below ADDR: "name+0xoff" (just "name" at +0). */
+/*
+ * The symbol whose extent [value, value + size) holds ADDR, from .symtab or,
+ * if none there does, from .dynsym: "name+0xoff" (just "name" at +0), or ""
+ * when no symbol holds it.  A stripped library's nearest exported symbol
+ * below a site is often a different function far away: that name would mislead.
+ */
 static void symbolize(const struct symtab *st, uint64_t addr, char *buf, size_t len)
 {
-	size_t lo = 0, hi = st->nr;
+	const struct sym *best = NULL;
+	int pass;
+	size_t i;
 
 	buf[0] = '\0';
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+	for (pass = 0; pass < 2 && !best; pass++) {
+		for (i = 0; i < st->nr && st->v[i].addr <= addr; i++) {
+			const struct sym *y = &st->v[i];
 
-		if (st->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+			if (y->dynamic != pass || addr - y->addr >= y->size)
+				continue;
+			/* the innermost one; at one address the first (sorted) */
+			if (!best || y->addr > best->addr)
+				best = y;
+		}
 	}
-	if (!lo)
+	if (!best)
 		return;
-	/* among the symbols at that address, the first is the sized one */
-	hi = lo - 1;
-	while (hi > 0 && st->v[hi - 1].addr == st->v[lo - 1].addr)
-		hi--;
-	if (addr == st->v[hi].addr)
-		snprintf(buf, len, "%s", st->v[hi].name);
+	if (addr == best->addr)
+		snprintf(buf, len, "%s", best->name);
 	else
-		snprintf(buf, len, "%s+0x%llx", st->v[hi].name,
-			 (unsigned long long)(addr - st->v[hi].addr));
+		snprintf(buf, len, "%s+0x%llx", best->name, (unsigned long long)(addr - best->addr));
 }
 
 static int add_site(struct scan *s, const struct site *site)
@@ -196,35 +203,95 @@ static int add_site(struct scan *s, const struct site *site)
 	return 1;
 }
 
+/* What a file's code says about control flow, gathered while decoding it */
+struct flow {
+	struct branch *branches;	/* every direct branch */
+	size_t nr_branches, cap_branches;
+	uint64_t *refs;		/* addresses code loads (RIP-relative, or an imm32) */
+	size_t nr_refs, cap_refs;
+};
+
 struct region {
 	const uint8_t *bytes;	/* the region's first byte in the file image */
 	uint64_t size, vaddr, offset;
-	uint64_t *targets;	/* direct branch targets seen in it */
-	size_t nr_targets, cap_targets;
+	struct flow *flow;
 };
 
-/*
- * The probe after a site counts every execution of that next instruction; a
- * jump from elsewhere to it would be counted too.  Compilers consume CF at
- * once, so this does not happen in practice; direct branch targets are
- * collected to say so when it does.
- */
-static void note_target(struct region *r, const ZydisDecodedInstruction *in, uint64_t vaddr)
+static bool grow(void **v, size_t *cap, size_t nr, size_t size)
 {
-	uint64_t *v;
+	void *n;
 
-	if (!(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE) || !in->raw.imm[0].is_relative)
-		return;
-	if (r->nr_targets == r->cap_targets) {
-		r->cap_targets = r->cap_targets ? r->cap_targets * 2 : 1024;
-		v = realloc(r->targets, r->cap_targets * sizeof(*v));
-		if (!v) {
-			r->cap_targets = r->nr_targets;
-			return;
-		}
-		r->targets = v;
+	if (nr < *cap)
+		return true;
+	n = realloc(*v, (*cap ? *cap * 2 : 1024) * size);
+	if (!n)
+		return false;
+	*v = n;
+	*cap = *cap ? *cap * 2 : 1024;
+	return true;
+}
+
+static enum branch_kind branch_kind(const ZydisDecodedInstruction *in)
+{
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_JMP:
+		return BRANCH_JMP;
+	case ZYDIS_MNEMONIC_CALL:
+		return BRANCH_CALL;
+	case ZYDIS_MNEMONIC_JRCXZ:
+	case ZYDIS_MNEMONIC_JECXZ:
+		return BRANCH_JRCXZ;
+	case ZYDIS_MNEMONIC_LOOP:
+		return BRANCH_LOOP;
+	case ZYDIS_MNEMONIC_LOOPE:
+		return BRANCH_LOOPE;
+	case ZYDIS_MNEMONIC_LOOPNE:
+		return BRANCH_LOOPNE;
+	default:
+		/* Jcc: 70-7F and 0F 80-8F, the condition in the low nibble */
+		if (in->meta.category == ZYDIS_CATEGORY_COND_BR &&
+		    ((in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (in->opcode & 0xf0) == 0x70) ||
+		     (in->opcode_map == ZYDIS_OPCODE_MAP_0F && (in->opcode & 0xf0) == 0x80)))
+			return BRANCH_JCC;
+		return 0;	/* XBEGIN and the like: cannot tell when it lands there */
 	}
-	r->targets[r->nr_targets++] = vaddr + in->length + in->raw.imm[0].value.s;
+}
+
+/*
+ * The probe after a site counts every execution of that next instruction.
+ * Compilers may let other paths jump there too (libtbb and DPDK do): every
+ * direct branch is noted, with what its probe needs to tell whether it is
+ * taken, and every address the code loads, which an indirect branch may use.
+ */
+static void note_flow(struct region *r, const ZydisDecodedInstruction *in, uint64_t pos)
+{
+	struct flow *f = r->flow;
+	uint64_t vaddr = r->vaddr + pos, ref = 0;
+	int i;
+
+	if (in->attributes & ZYDIS_ATTRIB_IS_RELATIVE && in->raw.imm[0].is_relative &&
+	    in->meta.branch_type != ZYDIS_BRANCH_TYPE_NONE) {
+		struct branch b = {
+			.offset = r->offset + pos,
+			.target = vaddr + in->length + in->raw.imm[0].value.s,
+			.kind = branch_kind(in),
+			.cc = in->opcode & 0xf,
+			.ecx = in->address_width == 32,
+		};
+
+		b.ok = b.kind && uprobe_can_probe(in);
+		if (grow((void **)&f->branches, &f->cap_branches, f->nr_branches, sizeof(b)))
+			f->branches[f->nr_branches++] = b;
+		return;
+	}
+	if (in->attributes & ZYDIS_ATTRIB_HAS_MODRM && in->raw.modrm.mod == 0 &&
+	    in->raw.modrm.rm == 5)
+		ref = vaddr + in->length + in->raw.disp.value;	/* RIP-relative */
+	for (i = 0; i < 2 && !ref; i++)
+		if (in->raw.imm[i].size >= 32 && !in->raw.imm[i].is_relative)
+			ref = in->raw.imm[i].value.u;
+	if (ref && grow((void **)&f->refs, &f->cap_refs, f->nr_refs, sizeof(ref)))
+		f->refs[f->nr_refs++] = ref;
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -232,6 +299,61 @@ static int u64_cmp(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static int branch_cmp(const void *a, const void *b)
+{
+	const struct branch *x = a, *y = b;
+
+	if (x->target != y->target)
+		return x->target < y->target ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The branches of F to the instruction after each site of the file (from FIRST on) */
+static int link_branches(struct scan *s, int first, struct flow *f)
+{
+	size_t lo, hi;
+	int n;
+
+	qsort(f->branches, f->nr_branches, sizeof(*f->branches), branch_cmp);
+	qsort(f->refs, f->nr_refs, sizeof(*f->refs), u64_cmp);
+	for (n = first; n < s->nr_sites; n++) {
+		struct site *site = &s->sites[n];
+		uint64_t next = site->vaddr + site->len;
+
+		site->branch = s->nr_branches;
+		site->nr_branches = site->nr_blind = 0;
+		/* first branch with target >= next */
+		for (lo = 0, hi = f->nr_branches; lo < hi;) {
+			size_t mid = (lo + hi) / 2;
+
+			if (f->branches[mid].target < next)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < f->nr_branches && f->branches[lo].target == next; lo++) {
+			if (!f->branches[lo].ok) {
+				site->nr_blind++;
+				continue;
+			}
+			if (s->nr_branches == s->cap_branches) {
+				int cap = s->cap_branches ? s->cap_branches * 2 : 16;
+				struct branch *v = realloc(s->branches, cap * sizeof(*v));
+
+				if (!v)
+					return -ENOMEM;
+				s->branches = v;
+				s->cap_branches = cap;
+			}
+			s->branches[s->nr_branches++] = f->branches[lo];
+			site->nr_branches++;
+		}
+		site->next_addr_taken = bsearch(&next, f->refs, f->nr_refs, sizeof(*f->refs),
+						u64_cmp) != NULL;
+	}
+	return 0;
 }
 
 /* Decode [from, to) of R (addresses), instructions may run past TO. */
@@ -252,7 +374,7 @@ static int decode_chunk(struct scan *s, int file, struct region *r,
 			continue;
 		}
 		if (in.mnemonic != ZYDIS_MNEMONIC_TPAUSE && in.mnemonic != ZYDIS_MNEMONIC_UMWAIT) {
-			note_target(r, &in, r->vaddr + pos);
+			note_flow(r, &in, pos);
 			pos += in.length;
 			continue;
 		}
@@ -280,7 +402,7 @@ static int decode_region(struct scan *s, int file, struct region *r,
 			 const struct symtab *st, const ZydisDecoder *dec)
 {
 	uint64_t from = r->vaddr, end = r->vaddr + r->size;
-	int found = 0, n, err = 0, first = s->nr_sites;
+	int found = 0, n, err = 0;
 	size_t i = 0;
 
 	/* chunk boundaries: the region's start and each symbol inside it */
@@ -301,21 +423,10 @@ static int decode_region(struct scan *s, int file, struct region *r,
 		found += n;
 		from = to;
 	}
-	if (r->nr_targets) {
-		qsort(r->targets, r->nr_targets, sizeof(*r->targets), u64_cmp);
-		for (n = first; n < s->nr_sites; n++) {
-			uint64_t next = s->sites[n].vaddr + s->sites[n].len;
-
-			s->sites[n].next_shared = bsearch(&next, r->targets, r->nr_targets,
-							  sizeof(*r->targets), u64_cmp) != NULL;
-		}
-	}
-	free(r->targets);
-	r->targets = NULL;
 	return err ? err : found;
 }
 
-static int add_file(struct scan *s, const char *shown, const char *attach)
+static int add_file(struct scan *s, const char *shown, const char *attach, const struct stat *st)
 {
 	struct scan_file *f;
 
@@ -332,6 +443,8 @@ static int add_file(struct scan *s, const char *shown, const char *attach)
 	f->path = strdup(shown);
 	f->attach = strdup(attach);
 	f->nr_sites = 0;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
 	if (!f->path || !f->attach)
 		return -ENOMEM;
 	return s->nr_files++;
@@ -367,12 +480,14 @@ static int read_file(int fd, char **out, size_t *size)
 int scan_elf(struct scan *s, const char *shown, const char *attach)
 {
 	struct symtab st = {};
+	struct stat fst;
 	ZydisDecoder dec;
 	GElf_Ehdr eh;
 	Elf *elf = NULL;
 	const uint8_t *image;
 	size_t image_size, nscn = 0, i, buf_size = 0;
-	int fd, file, found = 0, n, err = 0;
+	int fd, file, first = s->nr_sites, found = 0, n, err = 0;
+	struct flow flow = {};
 	char *buf = NULL;
 
 	fd = open(attach, O_RDONLY | O_CLOEXEC);
@@ -409,7 +524,12 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 		err = -EIO;
 		goto out;
 	}
-	file = add_file(s, shown, attach);
+	if (fstat(fd, &fst)) {
+		err = -errno;
+		die_msg("cannot read %s: %s", shown, strerror(errno));
+		goto out;
+	}
+	file = add_file(s, shown, attach, &fst);
 	if (file < 0) {
 		err = file;
 		goto out;
@@ -428,7 +548,7 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 		    sh.sh_offset > image_size || sh.sh_size > image_size - sh.sh_offset)
 			continue;
 		r = (struct region){ image + sh.sh_offset, sh.sh_size, sh.sh_addr, sh.sh_offset,
-				     NULL, 0, 0 };
+				     &flow };
 		n = decode_region(s, file, &r, &st, &dec);
 		if (n < 0) {
 			err = n;
@@ -449,7 +569,7 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 			    ph.p_filesz > image_size - ph.p_offset)
 				continue;
 			r = (struct region){ image + ph.p_offset, ph.p_filesz, ph.p_vaddr,
-					     ph.p_offset, NULL, 0, 0 };
+					     ph.p_offset, &flow };
 			n = decode_region(s, file, &r, &st, &dec);
 			if (n < 0) {
 				err = n;
@@ -458,13 +578,91 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 			found += n;
 		}
 	}
+	err = link_branches(s, first, &flow);
 out:
+	free(flow.branches);
+	free(flow.refs);
 	free(st.v);
 	if (elf)
 		elf_end(elf);
 	free(buf);
 	close(fd);
 	return err ? err : found;
+}
+
+/*
+ * libbpf looks a uprobe's file up when its name has no '/': through the
+ * library directories for a "*.so" or "*.so.*" name, through $PATH otherwise
+ * (resolve_full_path() of libbpf 1.1).  The same search, so that a name we
+ * resolve is the one libbpf would have opened.
+ */
+static bool search_path(const char *name, char *out, size_t len)
+{
+	bool lib = strstr(name, ".so.") ||
+		   (strlen(name) > 3 && !strcmp(name + strlen(name) - 3, ".so"));
+	const char *dirs[3] = { getenv(lib ? "LD_LIBRARY_PATH" : "PATH"),
+				lib ? "/usr/lib64:/usr/lib" : "/usr/bin:/usr/sbin",
+				lib ? "/lib/x86_64-linux-gnu" : NULL };
+	int i, perm = lib ? R_OK : R_OK | X_OK;
+
+	for (i = 0; i < 3; i++) {
+		const char *p = dirs[i];
+
+		while (p && *p) {
+			size_t n = strcspn(p, ":");
+
+			if (n && snprintf(out, len, "%.*s/%s", (int)n, p, name) < (int)len &&
+			    !faccessat(AT_FDCWD, out, perm, AT_EACCESS))
+				return true;
+			p += n;
+			if (*p == ':')
+				p++;
+		}
+	}
+	return false;
+}
+
+int scan_file_arg(struct scan *s, const char *arg)
+{
+	char found[PATH_MAX], *abs;
+	int n;
+
+	/* a path: the scanner and libbpf both take it relative to the cwd */
+	if (strchr(arg, '/'))
+		return scan_elf(s, arg, arg);
+	/*
+	 * A bare name: what is in the current directory, or else what libbpf's
+	 * search finds; either way both get the same absolute path.
+	 */
+	if (access(arg, F_OK)) {
+		if (!search_path(arg, found, sizeof(found))) {
+			die_msg("cannot find %s: not in the current directory nor in %s", arg,
+				strstr(arg, ".so") ?
+				"$LD_LIBRARY_PATH, /usr/lib64, /usr/lib, /lib/x86_64-linux-gnu" :
+				"$PATH, /usr/bin, /usr/sbin");
+			return -ENOENT;
+		}
+		arg = found;
+	}
+	abs = realpath(arg, NULL);
+	if (!abs) {
+		n = -errno;
+		die_msg("cannot open %s: %s", arg, strerror(errno));
+		return n;
+	}
+	n = scan_elf(s, abs, abs);
+	free(abs);
+	return n;
+}
+
+int scan_changed(const struct scan *s, int file)
+{
+	const struct scan_file *f = &s->files[file];
+	struct stat st;
+
+	if (stat(f->attach, &st))
+		return -errno;
+	return st.st_dev != f->dev || st.st_ino != f->ino;
 }
 
 int scan_pid(struct scan *s, pid_t pid)
@@ -519,5 +717,6 @@ void scan_free(struct scan *s)
 	}
 	free(s->files);
 	free(s->sites);
+	free(s->branches);
 	*s = (struct scan){};
 }

@@ -18,8 +18,8 @@ static const char doc[] =
 "\n"
 "One line per site: FILE OFFSET VADDR INSN SYMBOL, where OFFSET is the file\n"
 "offset (what uprobes take) and VADDR the address objdump -d shows; SYMBOL is\n"
-"the nearest symbol at or below it ('-' if none).  Exits 1 when there is no\n"
-"site, 2 when a file cannot be read.\n"
+"the symbol (.symtab, else .dynsym) whose extent holds it, as name+0xoff, or\n"
+"'-' if none does.  Exits 1 when there is no site, 2 when a file cannot be read.\n"
 "\n"
 "EXAMPLES:\n"
 "    umwait-trace sites /usr/lib/x86_64-linux-gnu/libtbb.so.12\n"
@@ -27,7 +27,8 @@ static const char doc[] =
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Scan the executable file mappings of PID", 0 },
-	{ "verbose", 'v', NULL, 0, "Also say which sites the kernel cannot uprobe", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "Also say where the kernel cannot uprobe and which jumps reach a site's next instruction", 0 },
 	{},
 };
 
@@ -58,7 +59,7 @@ int cmd_sites(int argc, char **argv)
 	if (env.pid && scan_pid(&s, env.pid) < 0)
 		rc = EXIT_TROUBLE;
 	for (i = 0; i < env.nr_files; i++)
-		if (scan_elf(&s, env.files[i], env.files[i]) < 0)
+		if (scan_file_arg(&s, env.files[i]) < 0)
 			rc = EXIT_TROUBLE;
 
 	for (i = 0; i < s.nr_sites; i++) {
@@ -70,9 +71,17 @@ int cmd_sites(int argc, char **argv)
 		if (env.verbose && !site->next_ok)
 			warn_msg("%s 0x%llx: the kernel cannot uprobe the instruction after it",
 				 s.files[site->file].path, (unsigned long long)site->offset);
-		if (env.verbose && site->next_shared)
-			warn_msg("%s 0x%llx: a branch elsewhere jumps to the instruction after it",
-				 s.files[site->file].path, (unsigned long long)site->offset);
+		if (env.verbose && site->nr_branches + site->nr_blind)
+			warn_msg("%s 0x%llx: %d direct branch%s elsewhere jump%s to the instruction "
+				 "after it (%d that caps cannot probe)", s.files[site->file].path,
+				 (unsigned long long)site->offset, site->nr_branches + site->nr_blind,
+				 site->nr_branches + site->nr_blind == 1 ? "" : "es",
+				 site->nr_branches + site->nr_blind == 1 ? "s" : "",
+				 site->nr_blind);
+		if (env.verbose && site->next_addr_taken)
+			warn_msg("%s 0x%llx: code loads the address of the instruction after it "
+				 "(an indirect jump may go there)", s.files[site->file].path,
+				 (unsigned long long)site->offset);
 	}
 	if (!s.nr_sites && !rc) {
 		fprintf(stderr, "%s: no TPAUSE/UMWAIT site in:", UT_NAME);

@@ -18,9 +18,6 @@
 
 #define SYSFS_DIR	"/sys/devices/system/cpu/umwait_control"
 #define DEBUGFS_FILE	"/sys/kernel/debug/x86/umwait/control"
-#define MSR_IA32_UMWAIT_CONTROL		0xe1
-#define UMWAIT_C02_DISABLE		0x1ULL
-#define UMWAIT_TIME_MASK		0xfffffffcULL
 #define STATUS_TRIES			10
 
 static const char doc[] =
@@ -121,18 +118,13 @@ static int read_msr_dev(struct cpu_val **out)
 {
 	struct cpu_val *v = NULL;
 	char path[64];
-	int cpu, n = 0, max = 0;
+	int cpu, n = 0, max = 0, nr, *possible = NULL;
 
-	{
-		FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
-		int lo, hi;
-
-		if (f) {
-			if (fscanf(f, "%d-%d", &lo, &hi) == 2)
-				max = hi;
-			fclose(f);
-		}
-	}
+	/* CPUs 0 to the highest possible one */
+	nr = parse_cpulist("/sys/devices/system/cpu/possible", &possible);
+	if (nr > 0)
+		max = possible[nr - 1];
+	free(possible);
 	for (cpu = 0; cpu <= max; cpu++) {
 		struct cpu_val *nv = realloc(v, (n + 1) * sizeof(*v));
 		uint64_t online = 1;

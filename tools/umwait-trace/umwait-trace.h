@@ -10,10 +10,15 @@
 #define TASK_COMM_LEN	16
 #define MAX_SLOTS	32	/* log2 buckets of wait time in ns: up to ~4 s */
 #define MAX_PIDS_SITES	10240	/* (process, site) pairs counted at once */
-#define MAX_THREADS	10240	/* threads inside a wait at once (--hist) */
+#define MAX_THREADS	10240	/* threads inside a wait at once (--hist), or jumping */
 
 /* Bit 0 of RFLAGS: what TPAUSE/UMWAIT leave there says the OS limit hit. */
 #define X86_EFLAGS_CF_BIT	0x1
+/* the other flags a Jcc reads */
+#define X86_EFLAGS_PF_BIT	0x4
+#define X86_EFLAGS_ZF_BIT	0x40
+#define X86_EFLAGS_SF_BIT	0x80
+#define X86_EFLAGS_OF_BIT	0x800
 
 /* caps: one counter per (process, site); the site is the uprobe's cookie */
 struct site_key {
@@ -28,15 +33,42 @@ struct site_val {
 };
 
 /*
- * The uprobe cookie: the site's index, and whether the site itself is
- * probed too.  Then the probe after it counts a wait only when the same
- * thread passed the site just before: the instruction after a TPAUSE can be
- * a branch target (libtbb, DPDK), reached without waiting.
+ * How caps tells a wait from a jump.  The probe on the instruction after a
+ * TPAUSE/UMWAIT counts every arrival there; where direct branches elsewhere
+ * jump to that instruction too, each branch gets a probe of its own that
+ * works out from the saved flags and RCX whether the branch is about to be
+ * taken and, if so, marks the thread.  The next arrival of a marked thread
+ * at that site is the jump's: discounted as "unpaired", not a wait.  Nothing
+ * probes the wait's own path, which would delay it past its deadline.
+ *
+ * A probe's cookie: the site's index in user space's table, and for a branch
+ * probe what kind of branch it sits on.
  */
-#define COOKIE_SITE(c)	((__u32)(c))
-#define COOKIE_PAIRED	(1ULL << 32)
+#define COOKIE_SITE(c)		((__u32)(c))
+#define COOKIE_BRANCH(c)	((__u32)((c) >> 32) & 0xff)	/* enum branch_kind */
+#define COOKIE_CC(c)		((__u32)((c) >> 40) & 0xf)	/* Jcc: its condition */
+#define COOKIE_ECX		(1ULL << 44)	/* JECXZ/LOOPcc with 0x67: ECX, not RCX */
+#define COOKIE_MAKE(site, kind, cc) \
+	((__u64)(site) | (__u64)(kind) << 32 | (__u64)(cc) << 40)
 
-/* the site probe's note for the probe after it, per thread */
+enum branch_kind {
+	BRANCH_JMP = 1,		/* always taken */
+	BRANCH_CALL,		/* always taken; pushes its return address */
+	BRANCH_JCC,		/* taken when condition COOKIE_CC holds (tttn of 7x/0F 8x) */
+	BRANCH_JRCXZ,		/* taken when RCX (ECX) is 0 */
+	BRANCH_LOOP,		/* taken when RCX - 1 != 0 */
+	BRANCH_LOOPE,		/* ... and ZF */
+	BRANCH_LOOPNE,		/* ... and !ZF */
+};
+
+/* a branch probe's note for the probe after the site, per thread */
+struct jump_val {
+	__u32 site;
+	__u32 pad;
+	__u64 sp;		/* RSP on arrival */
+};
+
+/* caps --hist: the site probe's note for the probe after it, per thread */
 struct start_val {
 	__u64 ts;
 	__u32 site;

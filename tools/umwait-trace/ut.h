@@ -21,6 +21,7 @@
 enum {
 	OPT_JSON = 0x100,
 	OPT_HIST,
+	OPT_MAX_ENTRIES,
 };
 
 /* Every option of every subcommand; argp fills it, main() reads it. */
@@ -33,6 +34,7 @@ struct env {
 	long interval;		/* seconds; 0 = only the final totals */
 	long count;		/* intervals; 0 = until Ctrl-C */
 	long duration;		/* -d: seconds; 0 = until Ctrl-C */
+	long max_entries;	/* caps: BPF map size; 0 = the default */
 	char **files;
 	int nr_files;
 };
@@ -41,17 +43,35 @@ extern struct env env;
 extern volatile sig_atomic_t exiting;
 extern volatile sig_atomic_t dump_requested;
 
-/* common.c */
+/*
+ * IA32_UMWAIT_CONTROL (MSR 0xE1): bits 31:2 the OS limit on a wait (max_time,
+ * TSC cycles), bit 0 set disables C0.2.
+ */
+#define MSR_IA32_UMWAIT_CONTROL	0xe1
+#define UMWAIT_TIME_MASK	0xfffffffcU
+#define UMWAIT_C02_DISABLE	0x1U
+
+/* msg.c */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void setup_libbpf(void);
 int need_root(void);
 int need_btf(void);
+
+/* signals.c */
 void install_signals(void);
-void format_time(char *buf, size_t len);
 double now_seconds(void);
+
+/* output.c */
+void format_time(char *buf, size_t len);
 void json_str(FILE *f, const char *s);
+double pct(uint64_t part, uint64_t whole);
+
+/* cpu.c */
 bool cpu_has_waitpkg(void);
+int parse_cpulist(const char *path, int **cpus);
+
+/* args.c */
 int parse_long(const char *arg, long min, long *out);
 int parse_cmdline(const struct argp *argp, int argc, char **argv);
 error_t parse_common_opt(int key, char *arg, struct argp_state *state);

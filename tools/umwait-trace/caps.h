@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * umwait-trace caps: what its three parts share.  caps_maps.c reads the BPF
+ * maps into snapshots, caps_print.c renders them (text or JSON), and
+ * caps_attach.c scans the targets and puts the uprobes on them; caps.c is the
+ * command that runs the three.
+ */
+#ifndef UT_CAPS_H
+#define UT_CAPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "umwait-trace.h"
+
+struct umwait_trace_bpf;
+struct residency;
+struct scan;
+
+/* one (process, site) counter and one (site, CF) histogram, as the maps hold them */
+struct row {
+	struct site_key key;
+	struct site_val val;
+};
+
+struct hrow {
+	struct hist_key key;
+	struct hist val;
+};
+
+/* every row of the maps at one moment, sorted by key */
+struct snapshot {
+	struct row *rows;
+	int n;
+	struct hrow *hrows;
+	int nh;
+};
+
+/* what the counts leave out, since attach */
+struct caps_extra {
+	uint64_t unpaired;
+	uint64_t unended;
+	uint64_t dropped;
+};
+
+enum block { BLOCK_INTERVAL, BLOCK_TOTAL };
+
+/* caps_maps.c */
+int snapshot_take(struct umwait_trace_bpf *obj, bool hist, struct snapshot *s);
+void snapshot_drop(struct snapshot *s);
+int snapshot_interval(struct snapshot *cur, struct snapshot *prev);
+void snapshot_total(struct snapshot *cur);
+void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x);
+int caps_fold(struct umwait_trace_bpf *obj, int nr_sites, uint32_t tgid);
+int caps_sweep(struct umwait_trace_bpf *obj, int nr_sites);
+void caps_maps_free(void);
+
+/* caps_print.c */
+void caps_print(enum block kind, double secs, const struct scan *scan,
+		const struct snapshot *s, const struct caps_extra *x,
+		const struct residency *res);
+
+/* caps_attach.c */
+int caps_scan_targets(struct scan *scan);
+int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int *nr_files);
+void caps_detach(void);
+
+#endif /* UT_CAPS_H */

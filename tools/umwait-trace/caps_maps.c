@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * umwait-trace caps: snapshots of the BPF maps.  The BPF counters only ever
+ * grow: an interval is the difference of two snapshots, so no count is lost
+ * between a read and a reset.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "umwait-trace.skel.h"
+#include "caps.h"
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct site_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static int hrow_cmp(const void *a, const void *b)
+{
+	const struct hist_key *x = a, *y = b;
+
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	return x->capped < y->capped ? -1 : x->capped > y->capped;
+}
+
+/* Every entry of MAP, sorted by key; KSZ/VSZ are the map's sizes. */
+static int read_map(int fd, size_t ksz, size_t vsz, void **out, int (*cmp)(const void *, const void *))
+{
+	size_t rsz = ksz + vsz, n = 0, cap = 64;
+	char key[64], next[64];
+	char *rows = malloc(cap * rsz);
+	void *prev = NULL;
+
+	if (!rows)
+		return -ENOMEM;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (n == cap) {
+			char *v = realloc(rows, (cap *= 2) * rsz);
+
+			if (!v) {
+				free(rows);
+				return -ENOMEM;
+			}
+			rows = v;
+		}
+		memcpy(key, next, ksz);
+		prev = key;
+		memcpy(rows + n * rsz, key, ksz);
+		if (bpf_map_lookup_elem(fd, key, rows + n * rsz + ksz))
+			continue;	/* folded meanwhile: in the retired rows */
+		n++;
+	}
+	qsort(rows, n, rsz, cmp);
+	*out = rows;
+	return n;
+}
+
+/* cur - prev, entry by entry (both sorted); drops entries that did not move */
+static int diff_rows(struct row *cur, int ncur, const struct row *prev, int nprev)
+{
+	int i, j = 0, n = 0;
+
+	for (i = 0; i < ncur; i++) {
+		while (j < nprev && row_cmp(&prev[j].key, &cur[i].key) < 0)
+			j++;
+		if (j < nprev && !row_cmp(&prev[j].key, &cur[i].key)) {
+			cur[i].val.waits -= prev[j].val.waits;
+			cur[i].val.capped -= prev[j].val.capped;
+		}
+		if (cur[i].val.waits)
+			cur[n++] = cur[i];
+	}
+	return n;
+}
+
+static int diff_hrows(struct hrow *cur, int ncur, const struct hrow *prev, int nprev)
+{
+	int i, j = 0, n = 0, s;
+
+	for (i = 0; i < ncur; i++) {
+		uint64_t sum = 0;
+
+		while (j < nprev && hrow_cmp(&prev[j].key, &cur[i].key) < 0)
+			j++;
+		for (s = 0; s < MAX_SLOTS; s++) {
+			if (j < nprev && !hrow_cmp(&prev[j].key, &cur[i].key))
+				cur[i].val.slots[s] -= prev[j].val.slots[s];
+			sum += cur[i].val.slots[s];
+		}
+		if (sum)
+			cur[n++] = cur[i];
+	}
+	return n;
+}
+
+/*
+ * The counts of processes that have exited: taken out of the sites map (so
+ * that it holds only live processes and never fills with dead ones), kept
+ * here, sorted by key, and added to every snapshot.
+ */
+static struct row *retired;
+static int nr_retired, cap_retired;
+
+static int retire(const struct row *r)
+{
+	int lo = 0, hi = nr_retired, c;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		c = row_cmp(&retired[mid].key, &r->key);
+		if (!c) {
+			/* the PID was reused: one row for both */
+			retired[mid].val.waits += r->val.waits;
+			retired[mid].val.capped += r->val.capped;
+			return 0;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (nr_retired == cap_retired) {
+		int cap = cap_retired ? cap_retired * 2 : 64;
+		struct row *v = realloc(retired, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		retired = v;
+		cap_retired = cap;
+	}
+	memmove(&retired[lo + 1], &retired[lo], (nr_retired - lo) * sizeof(*retired));
+	retired[lo] = *r;
+	nr_retired++;
+	return 0;
+}
+
+/*
+ * Process TGID has exited: move its counts here.  Lookup and delete are one
+ * operation, so not a count is lost even if the PID is already reused.
+ */
+int caps_fold(struct umwait_trace_bpf *obj, int nr_sites, uint32_t tgid)
+{
+	int fd = bpf_map__fd(obj->maps.sites), i, err;
+	struct row r;
+
+	for (i = 0; i < nr_sites; i++) {
+		r.key = (struct site_key){ .tgid = tgid, .site = i };
+		if (bpf_map_lookup_and_delete_elem(fd, &r.key, &r.val))
+			continue;
+		err = retire(&r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Exit notices were lost: fold every process of the map that is gone. */
+int caps_sweep(struct umwait_trace_bpf *obj, int nr_sites)
+{
+	struct site_key key, next, *prev = NULL;
+	int fd = bpf_map__fd(obj->maps.sites), err;
+	uint32_t *gone = NULL, *v;
+	size_t n = 0, i;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!kill(key.tgid, 0) || errno != ESRCH)
+			continue;
+		if (n && gone[n - 1] == key.tgid)
+			continue;
+		v = realloc(gone, (n + 1) * sizeof(*gone));
+		if (!v) {
+			free(gone);
+			return -ENOMEM;
+		}
+		gone = v;
+		gone[n++] = key.tgid;
+	}
+	for (i = 0, err = 0; i < n && !err; i++)
+		err = caps_fold(obj, nr_sites, gone[i]);
+	free(gone);
+	return err;
+}
+
+void caps_maps_free(void)
+{
+	free(retired);
+	retired = NULL;
+	nr_retired = cap_retired = 0;
+}
+
+/* the live rows (sorted) plus the retired ones, a row per key */
+static int add_retired(struct snapshot *s)
+{
+	struct row *v = realloc(s->rows, (s->n + nr_retired + 1) * sizeof(*v));
+	int i, j, n = s->n;
+
+	if (!v)
+		return -ENOMEM;
+	s->rows = v;
+	for (i = 0, j = 0; i < nr_retired; i++) {
+		while (j < n && row_cmp(&v[j].key, &retired[i].key) < 0)
+			j++;
+		if (j < n && !row_cmp(&v[j].key, &retired[i].key)) {
+			v[j].val.waits += retired[i].val.waits;
+			v[j].val.capped += retired[i].val.capped;
+		} else {
+			v[s->n++] = retired[i];
+		}
+	}
+	qsort(v, s->n, sizeof(*v), row_cmp);
+	return 0;
+}
+
+int snapshot_take(struct umwait_trace_bpf *obj, bool hist, struct snapshot *s)
+{
+	void *p;
+	int err;
+
+	*s = (struct snapshot){};
+	s->n = read_map(bpf_map__fd(obj->maps.sites), sizeof(struct site_key),
+			sizeof(struct site_val), &p, row_cmp);
+	if (s->n < 0)
+		return s->n;
+	s->rows = p;
+	err = add_retired(s);
+	if (err)
+		return err;
+	if (hist) {
+		s->nh = read_map(bpf_map__fd(obj->maps.hists), sizeof(struct hist_key),
+				 sizeof(struct hist), &p, hrow_cmp);
+		if (s->nh < 0)
+			return s->nh;
+		s->hrows = p;
+	}
+	return 0;
+}
+
+void snapshot_drop(struct snapshot *s)
+{
+	free(s->rows);
+	free(s->hrows);
+	*s = (struct snapshot){};
+}
+
+/* CUR becomes CUR - PREV (rows that moved), PREV the raw CUR for the next interval */
+int snapshot_interval(struct snapshot *cur, struct snapshot *prev)
+{
+	struct snapshot keep = { .n = cur->n, .nh = cur->nh };
+
+	keep.rows = malloc(cur->n * sizeof(*cur->rows) + 1);
+	keep.hrows = malloc(cur->nh * sizeof(*cur->hrows) + 1);
+	if (!keep.rows || !keep.hrows) {
+		snapshot_drop(&keep);
+		return -ENOMEM;
+	}
+	memcpy(keep.rows, cur->rows, cur->n * sizeof(*cur->rows));
+	memcpy(keep.hrows, cur->hrows, cur->nh * sizeof(*cur->hrows));
+	cur->n = diff_rows(cur->rows, cur->n, prev->rows, prev->n);
+	cur->nh = diff_hrows(cur->hrows, cur->nh, prev->hrows, prev->nh);
+	snapshot_drop(prev);
+	*prev = keep;
+	return 0;
+}
+
+/* CUR keeps only the rows with something in them */
+void snapshot_total(struct snapshot *cur)
+{
+	cur->n = diff_rows(cur->rows, cur->n, NULL, 0);
+	cur->nh = diff_hrows(cur->hrows, cur->nh, NULL, 0);
+}
+
+void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x)
+{
+	x->unpaired = obj->bss->unpaired;
+	/* ended never (unended) or not yet (inflight); both only with --hist */
+	x->unended = obj->bss->unended + obj->bss->inflight;
+	x->dropped = obj->bss->dropped_counts + obj->bss->dropped_starts +
+		     obj->bss->dropped_jumps;
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * umwait-trace caps: one interval's (or the run's) counts, as a table or as
+ * one JSON object.
+ */
+#include <stdio.h>
+
+#include "caps.h"
+#include "residency.h"
+#include "scan.h"
+#include "ut.h"
+
+static const struct site *site_of(const struct scan *scan, uint32_t idx)
+{
+	return idx < (uint32_t)scan->nr_sites ? &scan->sites[idx] : NULL;
+}
+
+static void print_site(FILE *f, const struct scan *scan, uint32_t idx)
+{
+	const struct site *s = site_of(scan, idx);
+
+	if (!s) {
+		fprintf(f, "site#%u", idx);
+		return;
+	}
+	fprintf(f, "%s 0x%llx %s", scan->files[s->file].path, (unsigned long long)s->offset,
+		s->symbol[0] ? s->symbol : "-");
+}
+
+static void json_site(FILE *f, const struct scan *scan, uint32_t idx)
+{
+	const struct site *s = site_of(scan, idx);
+
+	if (!s) {
+		fprintf(f, "\"site\": %u", idx);
+		return;
+	}
+	fprintf(f, "\"file\": ");
+	json_str(f, scan->files[s->file].path);
+	fprintf(f, ", \"offset\": %llu, \"vaddr\": %llu, \"insn\": \"%s\", \"symbol\": ",
+		(unsigned long long)s->offset, (unsigned long long)s->vaddr, insn_name(s->insn));
+	json_str(f, s->symbol);
+	fprintf(f, ", \"exact\": %s", s->exact ? "true" : "false");
+}
+
+static void print_json(enum block kind, double secs, const struct scan *scan,
+		       const struct snapshot *s, const struct caps_extra *x,
+		       const struct residency *res, uint64_t waits, uint64_t capped,
+		       const char *ts)
+{
+	int i;
+
+	printf("{\"type\": \"%s\", \"time\": \"%s\", \"seconds\": %.3f, "
+	       "\"waits\": %llu, \"capped\": %llu, \"sites\": [",
+	       kind == BLOCK_TOTAL ? "total" : "interval", ts, secs,
+	       (unsigned long long)waits, (unsigned long long)capped);
+	for (i = 0; i < s->n; i++) {
+		printf("%s{\"pid\": %u, \"comm\": ", i ? ", " : "", s->rows[i].key.tgid);
+		json_str(stdout, s->rows[i].val.comm);
+		printf(", ");
+		json_site(stdout, scan, s->rows[i].key.site);
+		printf(", \"waits\": %llu, \"capped\": %llu}",
+		       (unsigned long long)s->rows[i].val.waits,
+		       (unsigned long long)s->rows[i].val.capped);
+	}
+	printf("]");
+	if (env.hist) {
+		printf(", \"hist_unit\": \"nsecs\", \"hists\": [");
+		for (i = 0; i < s->nh; i++) {
+			printf("%s{", i ? ", " : "");
+			json_site(stdout, scan, s->hrows[i].key.site);
+			printf(", \"capped\": %s, \"buckets\": ",
+			       s->hrows[i].key.capped ? "true" : "false");
+			json_log2_hist(stdout, s->hrows[i].val.slots, MAX_SLOTS);
+			printf("}");
+		}
+		printf("]");
+	}
+	printf(", \"unpaired\": %llu, \"unended\": %llu", (unsigned long long)x->unpaired,
+	       (unsigned long long)x->unended);
+	printf(", \"residency\": ");
+	residency_json(stdout, res, kind == BLOCK_TOTAL);
+	printf(", \"dropped\": %llu}\n", (unsigned long long)x->dropped);
+}
+
+static void print_text(enum block kind, double secs, const struct scan *scan,
+		       const struct snapshot *s, const struct caps_extra *x,
+		       const struct residency *res, uint64_t waits, uint64_t capped,
+		       const char *ts)
+{
+	int i;
+
+	printf("\n");
+	if (kind == BLOCK_TOTAL)
+		printf("Totals since attach (%.1f s):\n", secs);
+	else if (env.timestamp)
+		printf("%-8s\n", ts);
+	if (s->n)
+		printf("%-7s %-16s %-6s %10s %10s %7s  %s\n", "PID", "COMM", "INSN", "WAITS",
+		       "CAPPED", "CAPPED%", "SITE");
+	for (i = 0; i < s->n; i++) {
+		const struct row *r = &s->rows[i];
+		const struct site *site = site_of(scan, r->key.site);
+
+		printf("%-7u %-16s %-6s %10llu %10llu %6.1f%%  ", r->key.tgid, r->val.comm,
+		       site ? insn_name(site->insn) : "?", (unsigned long long)r->val.waits,
+		       (unsigned long long)r->val.capped, pct(r->val.capped, r->val.waits));
+		print_site(stdout, scan, r->key.site);
+		printf("\n");
+	}
+	printf("total: waits=%llu capped=%llu capped%%=%.1f\n", (unsigned long long)waits,
+	       (unsigned long long)capped, pct(capped, waits));
+	for (i = 0; env.hist && i < s->nh; i++) {
+		printf("\nwait time at ");
+		print_site(stdout, scan, s->hrows[i].key.site);
+		printf(", %s:\n", s->hrows[i].key.capped ? "capped (CF=1)" : "not capped (CF=0)");
+		print_log2_hist(s->hrows[i].val.slots, MAX_SLOTS, "nsecs");
+	}
+	if (kind == BLOCK_TOTAL && x->unended)
+		printf("unended: %llu waits seen starting but not ending (still under way, the "
+		       "thread died, or the probe after the site was skipped): not counted\n",
+		       (unsigned long long)x->unended);
+	if (kind == BLOCK_TOTAL && x->unpaired)
+		printf("unpaired: %llu arrivals at the instruction after a site by a jump, not "
+		       "from the wait: not counted\n", (unsigned long long)x->unpaired);
+	if (residency_available(res)) {
+		printf("\n");
+		residency_print(res, kind == BLOCK_TOTAL);
+	}
+}
+
+void caps_print(enum block kind, double secs, const struct scan *scan,
+		const struct snapshot *s, const struct caps_extra *x,
+		const struct residency *res)
+{
+	uint64_t waits = 0, capped = 0;
+	char ts[32];
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		waits += s->rows[i].val.waits;
+		capped += s->rows[i].val.capped;
+	}
+	format_time(ts, sizeof(ts));
+	if (env.json)
+		print_json(kind, secs, scan, s, x, res, waits, capped, ts);
+	else
+		print_text(kind, secs, scan, s, x, res, waits, capped, ts);
+	fflush(stdout);
+}
