@@ -31,6 +31,9 @@ TOOLS   += $(BUILD)/tools/write-rate
 # test fixtures: waits that other paths jump past (tests/fixtures)
 TOOLS   += $(BUILD)/tools/wait-paths $(BUILD)/tools/libwait-sites.so
 
+# Debian's programs the guest tests use, copied with their shared libraries
+GUEST_BINS := /usr/bin/trace-cmd
+
 GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-distro tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
@@ -67,10 +70,10 @@ $(BUILD)/tools:
 initramfs: $(BUILD)/initramfs.cpio
 
 # the guest also gets what make install stages (/lab/install), to test it as installed
-$(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES) $(UT_INSTALL_FILES)
+$(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES) $(UT_INSTALL_FILES) | setup
 	rm -rf $(BUILD)/install
 	$(MAKE) -s --no-print-directory install DESTDIR=$(abspath $(BUILD)/install) PREFIX=/usr/local
-	vm/build-initramfs --install $(BUILD)/install $@ $(TOOLS)
+	vm/build-initramfs --install $(BUILD)/install $@ $(TOOLS) $(GUEST_BINS)
 
 demo: all
 	vm/run -- /lab/bin/lab-demo

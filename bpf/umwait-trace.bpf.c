@@ -338,7 +338,9 @@ static __always_inline int emit(u32 type, u32 target_cpu, u32 prev, u32 control)
 /*
  * Each tracepoint twice: tp_btf (arguments typed by the kernel's BTF) and
  * raw_tp (the same arguments as u64s).  User space loads one of each pair.
- * Arguments are the TP_PROTO of arch/x86/include/asm/trace/umwait.h.
+ * Arguments are the TP_PROTO of arch/x86/include/asm/trace/umwait.h: the
+ * value replaced and the value written.  The per-CPU events fire on the CPU
+ * whose MSR was written, so that CPU is the one running the program.
  */
 SEC("tp_btf/umwait_control_update")
 int BPF_PROG(tp_btf_control_update, u32 old_control, u32 new_control)
@@ -353,39 +355,39 @@ int BPF_PROG(raw_tp_control_update, u32 old_control, u32 new_control)
 }
 
 SEC("tp_btf/umwait_cpu_online")
-int BPF_PROG(tp_btf_cpu_online, unsigned int cpu, u32 prev_control, u32 control)
+int BPF_PROG(tp_btf_cpu_online, u32 old_control, u32 new_control)
 {
-	return emit(UMWAIT_EV_CPU_ONLINE, cpu, prev_control, control);
+	return emit(UMWAIT_EV_CPU_ONLINE, bpf_get_smp_processor_id(), old_control, new_control);
 }
 
 SEC("raw_tp/umwait_cpu_online")
-int BPF_PROG(raw_tp_cpu_online, unsigned int cpu, u32 prev_control, u32 control)
+int BPF_PROG(raw_tp_cpu_online, u32 old_control, u32 new_control)
 {
-	return emit(UMWAIT_EV_CPU_ONLINE, cpu, prev_control, control);
+	return emit(UMWAIT_EV_CPU_ONLINE, bpf_get_smp_processor_id(), old_control, new_control);
 }
 
 SEC("tp_btf/umwait_cpu_offline")
-int BPF_PROG(tp_btf_cpu_offline, unsigned int cpu, u32 control)
+int BPF_PROG(tp_btf_cpu_offline, u32 old_control, u32 new_control)
 {
-	return emit(UMWAIT_EV_CPU_OFFLINE, cpu, 0, control);
+	return emit(UMWAIT_EV_CPU_OFFLINE, bpf_get_smp_processor_id(), old_control, new_control);
 }
 
 SEC("raw_tp/umwait_cpu_offline")
-int BPF_PROG(raw_tp_cpu_offline, unsigned int cpu, u32 control)
+int BPF_PROG(raw_tp_cpu_offline, u32 old_control, u32 new_control)
 {
-	return emit(UMWAIT_EV_CPU_OFFLINE, cpu, 0, control);
+	return emit(UMWAIT_EV_CPU_OFFLINE, bpf_get_smp_processor_id(), old_control, new_control);
 }
 
 SEC("tp_btf/umwait_resume")
-int BPF_PROG(tp_btf_resume, unsigned int cpu, u32 prev_control, u32 control)
+int BPF_PROG(tp_btf_resume, u32 old_control, u32 new_control)
 {
-	return emit(UMWAIT_EV_RESUME, cpu, prev_control, control);
+	return emit(UMWAIT_EV_RESUME, bpf_get_smp_processor_id(), old_control, new_control);
 }
 
 SEC("raw_tp/umwait_resume")
-int BPF_PROG(raw_tp_resume, unsigned int cpu, u32 prev_control, u32 control)
+int BPF_PROG(raw_tp_resume, u32 old_control, u32 new_control)
 {
-	return emit(UMWAIT_EV_RESUME, cpu, prev_control, control);
+	return emit(UMWAIT_EV_RESUME, bpf_get_smp_processor_id(), old_control, new_control);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -94,6 +94,65 @@ is "$(state)" "enable_c02=0 max_time=200000" "max_time keeps enable_c02=0"
 rejects $mt 200001 EINVAL
 rejects $c02 x EINVAL
 
+# The transcript: every input from a fixed state, the errno and the state after
+# it, one "# sysfs-transcript:" line each. The same file runs on the kernel
+# without the series (tests/guest-base), and tests/host/30-umwait-sysfs-abi.t
+# requires the two transcripts to be identical.
+# tr_one FILE LABEL C02 MT [-x] DATA: from enable_c02=C02 max_time=MT, write DATA
+tr_one() {
+	_f=$1 _label=$2
+	lab-write $c02 "$3" >/dev/null
+	lab-write $mt "$4" >/dev/null
+	_from=$(state)
+	shift 4
+	if [ "$1" = -x ]; then
+		_r=$(lab-write -x "$_f" "$2")
+	else
+		_r=$(lab-write "$_f" "$1")
+	fi
+	echo "# sysfs-transcript: $(basename "$_f") '$_label' from $_from -> $_r $(state)"
+}
+# tr_in FILE INPUT...: each printable INPUT, from two states
+tr_in() {
+	_f=$1
+	shift
+	for _in in "$@"; do
+		tr_one "$_f" "$_in" 0 400000 "$_in"
+		tr_one "$_f" "$_in" 1 100000 "$_in"
+	done
+}
+# tr_hex FILE LABEL HEX: one input given as hex bytes, from two states
+tr_hex() {
+	tr_one "$1" "$2" 0 400000 -x "$3"
+	tr_one "$1" "$2" 1 100000 -x "$3"
+}
+tr_in $c02 y Y n N t T f F on off On oN ON oFf OFF 1 0 yes no true false 1x 0x 2 -1 o x 10 01
+tr_hex $c02 "" ""
+tr_hex $c02 '\n' 0a
+tr_hex $c02 '1\n' 310a
+tr_hex $c02 '0\n' 300a
+tr_hex $c02 '1\n\n' 310a0a
+tr_hex $c02 ' 1' 2031
+tr_hex $c02 '1 ' 3120
+tr_hex $c02 '\t0' 0930
+tr_hex $c02 '0\t' 3009
+tr_hex $c02 'n\0' 6e00
+tr_in $mt 0 4 400000 +400000 -400000 -0 +0 0x61a80 0X61A80 0x61A80 01415200 0o1415200 0b100 \
+	4294967292 4294967295 4294967296 0xfffffffc 0xffffffff 0x100000000 \
+	18446744073709551615 18446744073709551616 99999999999999999999 \
+	1 2 3 100001 100002 100003 0x186a1 08 0x 0xg 1e5 100000.0 abc 400000x x400000
+tr_hex $mt "" ""
+tr_hex $mt '\n' 0a
+tr_hex $mt '400000\n' 3430303030300a
+tr_hex $mt '400000\n\n' 3430303030300a0a
+tr_hex $mt ' 400000' 20343030303030
+tr_hex $mt '400000 ' 34303030303020
+tr_hex $mt '\t400000' 09343030303030
+tr_hex $mt '400000\0' 34303030303000
+n=$(lab-write $c02 1; lab-write $mt 100000)
+is "$n" "OK
+OK" "transcript done, back to the defaults"
+
 # restore the defaults
 lab-write $mt 100000 >/dev/null
 lab-write $c02 1 >/dev/null

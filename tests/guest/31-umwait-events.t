@@ -14,6 +14,11 @@ events() {
 	grep -o "umwait_${1:-[a-z_]*}: .*" $t/trace
 }
 
+# cpu_events CPU [NAME]: the same for the records of one CPU (the [NNN] column)
+cpu_events() {
+	grep -F "[$(printf %03d "$1")]" $t/trace | grep -o "umwait_${2:-[a-z_]*}: .*"
+}
+
 # consistent CTRL: debugfs and the MSR of every online CPU hold CTRL
 consistent() {
 	_want=$(printf '0x%08x' "$1")
@@ -55,18 +60,18 @@ if ! events cpu_online >/dev/null && dmesg | grep -q 'switching default tracing 
 fi
 boot_prev=
 for n in $(seq 0 $((cpus - 1))); do
-	ev=$(events cpu_online | grep "cpu=$n ")
-	is "$(echo "$ev" | grep -c .)" 1 "exactly one boot umwait_cpu_online for cpu$n"
+	ev=$(cpu_events $n cpu_online)
+	is "$(echo "$ev" | grep -c .)" 1 "exactly one boot umwait_cpu_online recorded on cpu$n"
 	case "$ev" in
-	*" control=0x000186a0 max_time=100000 c02=on") pass "cpu$n: control=0x000186a0 at boot" ;;
-	*) fail "cpu$n: control=0x000186a0 at boot" "got: '$ev'" ;;
+	*" new=0x000186a0 max_time=100000 c02=on") pass "cpu$n: new=0x000186a0 at boot" ;;
+	*) fail "cpu$n: new=0x000186a0 at boot" "got: '$ev'" ;;
 	esac
-	p=$(echo "$ev" | sed -n 's/.* prev=\(0x[0-9a-f]*\) .*/\1/p')
+	p=$(echo "$ev" | sed -n 's/.* old=\(0x[0-9a-f]*\) .*/\1/p')
 	if [ -z "$boot_prev" ]; then
 		boot_prev=$p
-		isnt "$p" "" "cpu$n: prev holds the firmware value"
+		isnt "$p" "" "cpu$n: old holds the firmware value"
 	else
-		is "$p" "$boot_prev" "cpu$n: prev (firmware value) is the same as on the first CPU"
+		is "$p" "$boot_prev" "cpu$n: old (firmware value) is the same as on the first CPU"
 	fi
 done
 diag "firmware value of IA32_UMWAIT_CONTROL: $boot_prev"

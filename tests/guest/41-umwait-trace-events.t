@@ -53,7 +53,7 @@ if ev_start; then
 	is "$ut_rc" 0 "events exits 0 on Ctrl-C"
 
 	# the boot value, which offline restores: whatever the kernel's trace says
-	orig=$(grep -o 'umwait_cpu_offline: cpu=1 control=0x[0-9a-f]*' $t/trace | sed 's/.*control=//')
+	orig=$(grep -F '[001]' $t/trace | sed -n 's/.*umwait_cpu_offline: .* new=\(0x[0-9a-f]*\) .*/\1/p')
 	[ -n "$orig" ] || orig=0x00000000
 	omt=$((orig & 0xfffffffc))
 	oc02=on

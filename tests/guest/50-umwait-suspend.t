@@ -2,6 +2,7 @@
 # like hardware); the kernel restores it on the boot CPU from its syscore resume
 # callback (umwait_resume) and on the others through the hotplug callbacks
 # (umwait_cpu_online). Three cycles, the second with a CPU offline across it.
+# The kernel's msr:write_msr event shows the boot CPU's WRMSR on resume.
 # vm/run wakes the guest over QMP shortly after QEMU reports the suspend.
 . /lab/tests/lib/tap.sh
 
@@ -14,6 +15,11 @@ last=$((cpus - 1))
 
 events() {
 	grep -o "umwait_${1:-[a-z_]*}: .*" $t/trace
+}
+
+# cpu_events CPU [NAME]: the same for the records of one CPU (the [NNN] column)
+cpu_events() {
+	grep -F "[$(printf %03d "$1")]" $t/trace | grep -o "umwait_${2:-[a-z_]*}: .*"
 }
 
 online_cpus() {
@@ -36,6 +42,8 @@ check "the guest offers deep S3" sh -c "grep -qw mem /sys/power/state && grep -q
 is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000"
 is "$(lab-write $d/enable_c02 0)" OK "enable_c02 <- 0"
 restored "before S3"
+wm=$t/events/msr/write_msr
+check "msr:write_msr filtered on msr == 0xe1" sh -c "echo 'msr == 0xe1' >$wm/filter && echo 1 >$wm/enable"
 
 for cycle in 1 2 3; do
 	off=
@@ -48,14 +56,16 @@ for cycle in 1 2 3; do
 	is "$(lab-write /sys/power/state mem)" OK "cycle $cycle: suspend to RAM and resume"
 	ev=$(events)
 	echo "$ev" | sed 's/^/# trace: /'
-	is "$(echo "$ev" | grep -c '^umwait_resume: cpu=0 prev=0x00000000 control=0x00061a81 max_time=400000 c02=off$')" 1 \
-		"cycle $cycle: umwait_resume shows cpu0 lost the value (prev=0) and got $want back"
+	is "$(cpu_events 0 | grep -c '^umwait_resume: old=0x00000000 new=0x00061a81 max_time=400000 c02=off$')" 1 \
+		"cycle $cycle: umwait_resume on cpu0 shows it lost the value (old=0) and got $want back"
+	is "$(grep -F '[000]' $t/trace | grep -o 'write_msr: e1, .*')" "write_msr: e1, value 61a81" \
+		"cycle $cycle: msr:write_msr: cpu0 wrote 0xe1 once, with $want"
 	n=0
 	for c in $(online_cpus); do
 		[ $c = 0 ] && continue
 		n=$((n + 1))
-		is "$(echo "$ev" | grep -c "^umwait_cpu_online: cpu=$c prev=0x00000000 control=$want ")" 1 \
-			"cycle $cycle: umwait_cpu_online restores cpu$c from 0 to $want"
+		is "$(cpu_events $c | grep -c "^umwait_cpu_online: old=0x00000000 new=$want ")" 1 \
+			"cycle $cycle: umwait_cpu_online on cpu$c restores it from 0 to $want"
 	done
 	is "$(echo "$ev" | grep -c '^umwait_cpu_online:')" $n "cycle $cycle: no other umwait_cpu_online"
 	is "$(echo "$ev" | grep -c '^umwait_control_update:')" 0 "cycle $cycle: no umwait_control_update"
@@ -64,12 +74,14 @@ for cycle in 1 2 3; do
 		is "$(grep "^cpu$off " $dbg)" "cpu$off offline" "cycle 2: cpu$off still offline after resume"
 		echo >$t/trace
 		echo 1 >/sys/devices/system/cpu/cpu$off/online
-		is "$(events cpu_online | grep -c "^umwait_cpu_online: cpu=$off prev=0x[0-9a-f]* control=$want ")" 1 \
+		is "$(cpu_events $off cpu_online | grep -c "^umwait_cpu_online: old=0x[0-9a-f]* new=$want ")" 1 \
 			"cycle 2: onlining cpu$off after resume gives it $want"
 		restored "cycle 2, cpu$off back"
 	fi
 done
 
+echo 0 >$wm/enable
+echo 0 >$wm/filter
 lab-write $d/max_time 100000 >/dev/null
 lab-write $d/enable_c02 1 >/dev/null
 is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"

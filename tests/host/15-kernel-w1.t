@@ -1,0 +1,41 @@
+#!/bin/bash
+# The series builds without a warning with W=1 against Debian's own distribution
+# config, for each tree: patches/ on linux-source-6.1 with linux-config-6.1, and
+# patches/6.12 on linux-source-6.12 with linux-config-6.12 (PARAVIRT_XXL, where
+# rdmsr() is a paravirt call and an unused high half warns, and everything else
+# Debian enables). After each patch, every object the series has changed so far
+# is rebuilt with W=1 (vm/build-w1, cached by vm/ensure under a key of its inputs).
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/lib/tap.sh"
+
+# w1 ARTIFACT SERIES: check one tree's W=1 results
+w1() {
+	local name=$1 series=$2 dir n p objs warnings errors err=${LAB_RESULTS:-/tmp}/$1.err
+	dir=$("$top/vm/ensure" "$name" 2>"$err")
+	if [ -z "$dir" ] || [ ! -r "$dir/result" ]; then
+		fail "$name: vm/ensure built the series with W=1"
+		tail -n 20 "$err" | sed 's/^/#   /'
+		return
+	fi
+	mapfile -t patches < <(grep -v -e '^#' -e '^[[:space:]]*$' "$series")
+	is "$(wc -l <"$dir/result")" "${#patches[@]}" "$name: one W=1 result per patch of ${series#"$top"/}"
+	n=0
+	while read -r p objs warnings errors; do
+		n=$((n + 1))
+		if [ "$objs" = - ]; then
+			pass "$name: $p touches no .c file (nothing to build)"
+			continue
+		fi
+		is "$errors" 0 "$name: $p: $objs build with W=1 and Debian's config"
+		is "$warnings" 0 "$name: $p: $objs: no warning with W=1"
+		if [ "$warnings$errors" != 00 ]; then
+			grep -E 'warning:|error:' "$dir/log/$n" | head -10 | sed 's/^/#   /'
+		fi
+	done <"$dir/result"
+	diag "$name: W=1 results ($dir/result):"
+	sed 's/^/#   /' "$dir/result"
+}
+
+w1 kernel-w1 "$top/patches/series"
+w1 kernel-6.12-w1 "$top/patches/6.12/series"
+done_testing
