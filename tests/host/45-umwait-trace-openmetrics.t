@@ -1,5 +1,5 @@
 #!/bin/bash
-# Host side of tests/guest/47-umwait-trace-installed.t: the caps and status
+# Host side of tests/guest/48-umwait-trace-installed.t: the caps and status
 # metrics the installed umwait-trace wrote in the guest ("om-*| " lines of the
 # log) pass Prometheus's own promtool check metrics, and a real node exporter
 # (textfile collector, on 127.0.0.1) serves our series with the values
@@ -8,7 +8,7 @@
 
 log=${LAB_RESULTS:-}/guest-main.log
 if [ ! -s "$log" ] || ! grep -q '^om-caps| ' "$log"; then
-	skip "OpenMetrics checks" "no main guest boot with 47-umwait-trace-installed.t in this run (tests/run -k filter)"
+	skip "OpenMetrics checks" "no main guest boot with 48-umwait-trace-installed.t in this run (tests/run -k filter)"
 	done_testing
 	exit
 fi
