@@ -102,6 +102,11 @@ head -3 $tmp/raw | sed 's/^/#   /'
 
 trace-cmd reset -B umwait >/dev/null 2>&1
 rmdir $t/instances/umwait 2>/dev/null
+# trace-cmd leaves the top-level buffer off and its events cleared: give the
+# later tests the tracing the boot set up (trace_event=umwait:*)
+echo 1 >$t/tracing_on
+echo 1 >$t/events/umwait/enable
+is "$(cat $t/tracing_on) $(cat $t/events/umwait/enable)" "1 1" "the top-level buffer records umwait events again"
 is "$(cat /sys/devices/system/cpu/online)" "0-$last" "all CPUs online"
 echo >$t/trace
 rm -rf $tmp

@@ -29,10 +29,24 @@ ut_start() {
 }
 
 # ut_stop [PID]: SIGINT to umwait-trace (default: the last started), then its
-# exit status in ut_rc
+# exit status in ut_rc.  One that has not ended 300 s after the signal is a
+# failed test: where it sleeps goes to the log, then it is killed (ut_rc 137),
+# so that a hang shows up as a failure, not as a suite that never finishes.
 ut_stop() {
 	_pid=${1:-$ut_pid}
 	kill -INT $_pid
+	_i=0
+	while kill -0 $_pid 2>/dev/null && [ -d /proc/$_pid ] &&
+		[ "$(cut -d' ' -f3 /proc/$_pid/stat 2>/dev/null)" != Z ] && [ $_i -lt 3000 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+	if [ $_i -ge 3000 ]; then
+		fail "umwait-trace (PID $_pid) ends on SIGINT" \
+			"still running after 300 s: state $(cut -d' ' -f3 /proc/$_pid/stat), wchan $(cat /proc/$_pid/wchan 2>/dev/null)"
+		cat /proc/$_pid/stack 2>/dev/null | sed 's/^/#   /'
+		kill -KILL $_pid
+	fi
 	wait $_pid
 	ut_rc=$?
 }
