@@ -212,7 +212,7 @@ if ut_start $tmp/caps.out caps tpause-loop; then
 		"bare FILE: the copy in the current directory is the one counted, exactly"
 	check "bare FILE: /lab/bin/tpause-loop (\$PATH's) is not probed" \
 		sh -c "! grep -q '^$path_pid ' $tmp/caps.out"
-	is "$(sed -n '/^Totals since attach/,$p' $tmp/caps.out | grep '^[0-9]' | awk '{ print $8 }' | sort -u)" \
+	is "$(sed -n '/^Totals since attach/,$p' $tmp/caps.out | grep '^[0-9]' | awk '{ print $7 }' | sort -u)" \
 		"$tmp/cwd/tpause-loop" "bare FILE: caps names the file by its absolute path"
 fi
 cd /

@@ -35,7 +35,8 @@
 static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
-"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--json] [interval [count]]\n"
+"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--json] [--max-entries N]\n"
+"                         [interval [count]]\n"
 "\n"
 "With FILEs, every process that runs them is traced, also those that start\n"
 "later; with -p PID alone, every executable mapping of that process.  The\n"
@@ -51,6 +52,8 @@ static const char doc[] =
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
 	{ "hist", OPT_HIST, NULL, 0, "Also time each wait: log2 histograms, capped and not", 0 },
+	{ "max-entries", OPT_MAX_ENTRIES, "N", 0,
+	  "Room for N (process, site) counts and N threads mid-wait at once (default 10240)", 0 },
 	{ "timestamp", 'T', NULL, 0, "Include a timestamp with each interval", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per interval and for the totals", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output (libbpf)", 0 },
@@ -74,6 +77,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case OPT_HIST:
 		env.hist = true;
+		break;
+	case OPT_MAX_ENTRIES:
+		if (parse_long(arg, 1, &env.max_entries) || env.max_entries > 1 << 24)
+			argp_error(state, "invalid number of entries '%s' (1 to %d)", arg, 1 << 24);
 		break;
 	case ARGP_KEY_ARG:
 		if (all_digits(arg)) {
@@ -111,7 +118,8 @@ static void report_drops(void)
 	if (d == dropped_reported)
 		return;
 	warn_msg("%llu waits not counted, not timed or not told from a jump: BPF map full "
-		 "(%d entries)", (unsigned long long)(d - dropped_reported), MAX_PIDS_SITES);
+		 "(%u entries; see --max-entries)", (unsigned long long)(d - dropped_reported),
+		 bpf_map__max_entries(obj->maps.sites));
 	dropped_reported = d;
 }
 
@@ -206,6 +214,13 @@ int cmd_caps(int argc, char **argv)
 	}
 	obj->rodata->targ_tgid = env.pid;
 	obj->rodata->targ_hist = env.hist;
+	if (env.max_entries) {
+		/* the maps that grow with processes or threads; hists grow with sites */
+		bpf_map__set_max_entries(obj->maps.sites, env.max_entries);
+		bpf_map__set_max_entries(obj->maps.procs, env.max_entries);
+		bpf_map__set_max_entries(obj->maps.start, env.max_entries);
+		bpf_map__set_max_entries(obj->maps.jumped, env.max_entries);
+	}
 	for (i = 0; i < scan.nr_sites; i++)
 		need_jumps |= scan.sites[i].nr_branches > 0;
 	bpf_object__for_each_program(prog, obj->obj)

@@ -21,6 +21,7 @@
 enum {
 	OPT_JSON = 0x100,
 	OPT_HIST,
+	OPT_MAX_ENTRIES,
 };
 
 /* Every option of every subcommand; argp fills it, main() reads it. */
@@ -33,6 +34,7 @@ struct env {
 	long interval;		/* seconds; 0 = only the final totals */
 	long count;		/* intervals; 0 = until Ctrl-C */
 	long duration;		/* -d: seconds; 0 = until Ctrl-C */
+	long max_entries;	/* caps: BPF map size; 0 = the default */
 	char **files;
 	int nr_files;
 };
