@@ -2,7 +2,8 @@
 # like hardware); the kernel restores it on the boot CPU from its syscore resume
 # callback (umwait_resume) and on the others through the hotplug callbacks
 # (umwait_cpu_online). Three cycles, the second with a CPU offline across it.
-# The kernel's msr:write_msr event shows the boot CPU's WRMSR on resume.
+# (msr:write_msr is not enabled across S3: with it, the guest hung in resume,
+# where the MSR tracepoint runs before the CPU state is restored.)
 # vm/run wakes the guest over QMP shortly after QEMU reports the suspend.
 . /lab/tests/lib/tap.sh
 
@@ -42,8 +43,6 @@ check "the guest offers deep S3" sh -c "grep -qw mem /sys/power/state && grep -q
 is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000"
 is "$(lab-write $d/enable_c02 0)" OK "enable_c02 <- 0"
 restored "before S3"
-wm=$t/events/msr/write_msr
-check "msr:write_msr filtered on msr == 0xe1" sh -c "echo 'msr == 0xe1' >$wm/filter && echo 1 >$wm/enable"
 
 for cycle in 1 2 3; do
 	off=
@@ -58,8 +57,6 @@ for cycle in 1 2 3; do
 	echo "$ev" | sed 's/^/# trace: /'
 	is "$(cpu_events 0 | grep -c '^umwait_resume: old=0x00000000 new=0x00061a81 max_time=400000 c02=off$')" 1 \
 		"cycle $cycle: umwait_resume on cpu0 shows it lost the value (old=0) and got $want back"
-	is "$(grep -F '[000]' $t/trace | grep -o 'write_msr: e1, .*')" "write_msr: e1, value 61a81" \
-		"cycle $cycle: msr:write_msr: cpu0 wrote 0xe1 once, with $want"
 	n=0
 	for c in $(online_cpus); do
 		[ $c = 0 ] && continue
@@ -80,8 +77,6 @@ for cycle in 1 2 3; do
 	fi
 done
 
-echo 0 >$wm/enable
-echo 0 >$wm/filter
 lab-write $d/max_time 100000 >/dev/null
 lab-write $d/enable_c02 1 >/dev/null
 is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"
