@@ -20,7 +20,7 @@ TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -static -pthread
 # the included build.mk files define rules before 'all': plain make builds everything
 .DEFAULT_GOAL := all
 
-TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz waitpkg-check)
+TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz waitpkg-check pmu-hog)
 # umwait-trace (bpf/ + tools/umwait-trace/) adds its binary to TOOLS
 -include tools/umwait-trace/build.mk
 # make bench: the empty-uprobe floor and the sysfs write-rate meter
@@ -32,9 +32,9 @@ TOOLS   += $(BUILD)/tools/write-rate
 TOOLS   += $(BUILD)/tools/wait-paths $(BUILD)/tools/libwait-sites.so
 
 # Debian's programs the guest tests use, copied with their shared libraries
-GUEST_BINS := /usr/bin/trace-cmd
+GUEST_BINS := /usr/bin/trace-cmd /usr/bin/perf
 
-GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-base tests/guest-distro tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-pmu tests/guest-base tests/guest-distro tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
 

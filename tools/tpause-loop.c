@@ -35,6 +35,7 @@ static struct env {
 	int store_cpu;
 	bool json;
 	bool p99;
+	bool per_wait;
 } env = {
 	.count = 1000,
 	.cycles = 10000,
@@ -52,7 +53,7 @@ static const char doc[] =
 "USAGE: tpause-loop [-n COUNT] [-c CYCLES] [-i tpause|umwait] [-s c01|c02]\n"
 "                   [-p CPU] [--past] [--no-monitor]\n"
 "                   [--store-after CYCLES [--revert] [--store-cpu CPU]]\n"
-"                   [--json] [--p99]\n"
+"                   [--json] [--p99] [--per-wait]\n"
 "\n"
 "EXAMPLES:\n"
 "    tpause-loop -n 100 -c 1000000        # 100 TPAUSEs of 1M TSC cycles\n"
@@ -66,6 +67,7 @@ enum {
 	OPT_REVERT,
 	OPT_JSON,
 	OPT_P99,
+	OPT_PER_WAIT,
 };
 
 static const struct argp_option opts[] = {
@@ -84,6 +86,9 @@ static const struct argp_option opts[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print the report as one JSON object", 0 },
 	{ "p99", OPT_P99, NULL, 0,
 	  "Also report the median (p50) and the 99th percentile of the cycles per wait", 0 },
+	{ "per-wait", OPT_PER_WAIT, NULL, 0,
+	  "After the report, one line per wait: \"wait TSC CYCLES CF\" (its start TSC, "
+	  "the cycles it took, its CF)", 0 },
 	{},
 };
 
@@ -164,6 +169,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_P99:
 		env.p99 = true;
 		break;
+	case OPT_PER_WAIT:
+		env.per_wait = true;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -174,6 +182,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--store-after needs the monitor");
 		if (env.revert && !env.store_after)
 			argp_error(state, "--revert needs --store-after");
+		if (env.per_wait && env.json)
+			argp_error(state, "--per-wait prints text lines: it does not go with --json");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -256,6 +266,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* One wait, for --per-wait */
+struct wait_rec {
+	uint64_t tsc;
+	uint64_t cycles;
+	unsigned char cf;
+};
+
 /* The smallest of the sorted N samples that at least PCT% of them do not exceed. */
 static uint64_t percentile(const uint64_t *sorted, unsigned long n, unsigned int pct)
 {
@@ -267,6 +284,7 @@ int main(int argc, char **argv)
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	unsigned long capped = 0, early = 0, i;
 	uint64_t sum = 0, max = 0, min = UINT64_MAX, begin, end, *samples = NULL;
+	struct wait_rec *recs = NULL;
 	unsigned int ctl;
 	pthread_t thr;
 	int err;
@@ -284,6 +302,13 @@ int main(int argc, char **argv)
 		samples = malloc(env.count * sizeof(*samples));
 		if (!samples) {
 			fprintf(stderr, "tpause-loop: no memory for %lu samples (--p99)\n", env.count);
+			return 1;
+		}
+	}
+	if (env.per_wait) {
+		recs = malloc(env.count * sizeof(*recs));
+		if (!recs) {
+			fprintf(stderr, "tpause-loop: no memory for %lu waits (--per-wait)\n", env.count);
 			return 1;
 		}
 	}
@@ -309,20 +334,23 @@ int main(int argc, char **argv)
 	begin = __rdtsc();
 	for (i = 0; i < env.count; i++) {
 		uint64_t t0, t1, deadline, d;
+		unsigned char cf;
 
 		if (env.store_after)
 			while (hs.armed_tsc)
 				_mm_pause();
 		t0 = __rdtsc();
 		deadline = env.past ? t0 - env.cycles - 1 : t0 + env.cycles;
-		if (do_wait(deadline, ctl))
-			capped++;
+		cf = do_wait(deadline, ctl);
 		t1 = __rdtsc();
+		capped += cf;
 		if (t1 < deadline)
 			early++;
 		d = t1 - t0;
 		if (samples)
 			samples[i] = d;
+		if (recs)
+			recs[i] = (struct wait_rec){ .tsc = t0, .cycles = d, .cf = cf };
 		sum += d;
 		if (d > max)
 			max = d;
@@ -360,6 +388,10 @@ int main(int argc, char **argv)
 		       (unsigned long long)percentile(samples, env.count, 99));
 	}
 	printf(env.json ? "}\n" : "\n");
+	for (i = 0; recs && i < env.count; i++)
+		printf("wait %llu %llu %u\n", (unsigned long long)recs[i].tsc,
+		       (unsigned long long)recs[i].cycles, recs[i].cf);
+	free(recs);
 	free(samples);
 	return 0;
 }

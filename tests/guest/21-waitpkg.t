@@ -63,7 +63,7 @@ is "$r_capped" 0 "enable_c02=0: C0.2 waits still complete"
 run c02-enabled -i tpause -s c02 -n 50 -c 20000
 run c01 -i umwait -s c01 -n 50 -c 20000
 
-# --p99 (make bench's accuracy rows): the 99th percentile lies within the run
+# --p99: the 99th percentile lies within the run
 r_p99=x
 run p99 -i tpause -n 100 -c 20000 --p99
 is "$r_waits" 100 "--p99: 100 waits ran"
@@ -73,6 +73,24 @@ r_p50=x
 run p50 -i tpause -n 101 -c 20000 --p99
 check "--p99: min <= p50 (the median) <= p99 ($r_min <= $r_p50 <= $r_p99)" \
 	test "$r_min" -le "$r_p50" -a "$r_p50" -le "$r_p99"
+
+# --per-wait (make bench's accuracy rows, which pair each line with QEMU's
+# trace): one line per wait after the report, in the order the waits ran,
+# each inside the run's TSC window and before the next, the CFs adding up to
+# the capped count.  With --p99, whose sort must not reorder them.
+max_time 10000
+tpause-loop -i tpause -n 50 -c 20000 -p 1 --p99 --per-wait >/tmp/per-wait 2>&1
+echo "# per-wait: $(head -n 1 /tmp/per-wait)"
+eval "$(head -n 1 /tmp/per-wait | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g')"
+max_time 100000
+is "$(grep -c '^wait [0-9]* [0-9]* [01]$' /tmp/per-wait)" 50 "--per-wait: a line per wait"
+is "$(awk '$1 == "wait" { n += $4 } END { print n + 0 }' /tmp/per-wait)" "$r_capped" \
+	"--per-wait: the lines' CF=1 count is the report's capped count ($r_capped)"
+is "$(awk -v lo="$r_tsc_begin" -v hi="$r_tsc_end" '$1 == "wait" {
+		if ($2 < lo || $2 < prev || $2 + $3 > hi) bad++
+		prev = $2 + $3
+	} END { print bad + 0 }' /tmp/per-wait)" 0 \
+	"--per-wait: each wait starts after the one before ends, within the run's TSC window"
 
 is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"
 done_testing

@@ -84,11 +84,13 @@ if ut_start $tmp/caps.out caps $tl; then
 	loop two-b -i umwait -n 30 -c 1000000 -p 1
 	b="$loop_pid tpause-loop umwait $r_waits $r_capped"
 	ut_stop
-	is "$(sed -n '/^Totals since attach/,$p' $tmp/caps.out | grep '^[0-9]' |
+	# the process rows, not the CPU rows of the C0.x residency table after them
+	is "$(sed -n '/^Totals since attach/,/^C0.x residency/p' $tmp/caps.out | grep '^[0-9]' |
 		awk '{ print $1, $2, $3, $4, $5 }')" "$(printf '%s\n%s' "$a" "$b")" \
 		"two processes: one row each, with their own instruction and counts"
+	# this boot's CPU model has no CPU_CLK_UNHALTED.C0x (see --residency below)
 	is "$(grep -c '^C0.x residency: unavailable (' $tmp/caps.out)" 1 \
-		"no PMU in the guest: exactly one 'C0.x residency: unavailable' line"
+		"exactly one 'C0.x residency: unavailable' line"
 	diag "$(grep '^C0.x residency' $tmp/caps.out)"
 fi
 
@@ -105,6 +107,36 @@ if ut_start $tmp/caps.out caps --json $tl; then
 		"$r_waits $r_capped" "--json: top-level waits and capped are tpause-loop's"
 	is "$(echo "$j" | grep -o '"residency": {"available": false, "reason": "[^"]*"}' | wc -l)" 1 \
 		"--json: residency is {\"available\": false, \"reason\": ...}"
+fi
+
+# --residency: off never opens the counters; bad input is one error, exit 2.
+# This boot's -cpu max has the lab's Intel PMU but a CPU model (family 15
+# model 0x6b) that no real part with CPU_CLK_UNHALTED.C0x has: auto says so
+# and force counts anyway, saying so; tests/guest-pmu boots a Golden Cove
+# model and checks the counts.
+umwait-trace caps --residency off $tl 1 1 >$tmp/res.out 2>/dev/null
+is "$(grep '^C0.x residency' $tmp/res.out)" "C0.x residency: unavailable (--residency off)" \
+	"--residency off: unavailable, and why"
+umwait-trace caps --residency bogus $tl >$tmp/res.out 2>$tmp/res.err
+is "$?" 2 "--residency bogus: exit status 2"
+is "$(head -n 1 $tmp/res.err)" "umwait-trace caps: invalid --residency 'bogus' (auto, force or off)" \
+	"--residency bogus: says which values it takes"
+is "$(cat $tmp/res.out)" "" "--residency bogus: nothing on stdout"
+umwait-trace caps $tl 1 1 >$tmp/res.out 2>/dev/null
+reason=$(sed -n 's/^C0.x residency: unavailable (\(.*\))$/\1/p' $tmp/res.out)
+if [ -d /sys/bus/event_source/devices/cpu ]; then
+	model=$(awk -F': ' '/^cpu family/ { f = $2 } /^model\t/ { m = $2 } f != "" && m != "" {
+		printf "family %d model 0x%x", f, m; exit }' /proc/cpuinfo)
+	is "$reason" "$model is not known to have CPU_CLK_UNHALTED.C01/.C02/.C0_WAIT (Golden Cove and later P-cores); --residency force counts anyway" \
+		"auto: a PMU on a CPU model without the events is not trusted, and the model is named (bug: gated on Intel + WAITPKG only)"
+	umwait-trace caps --residency force $tl 1 1 >$tmp/res.out 2>/dev/null
+	check "--residency force: counts, and says the model is not known to" \
+		grep -q '^(--residency force: this model is not known to count these events)$' $tmp/res.out
+	check "--residency force: the block names PMU and model" \
+		grep -q "^C0.x residency, system-wide (every process on these CPUs), cpu PMU, $model:\$" $tmp/res.out
+else
+	skip "--residency auto and force on an Intel PMU of a model without the events" \
+		"no core PMU in this guest: $reason"
 fi
 
 # --hist: every wait lands in one histogram bucket, capped and uncapped apart
@@ -212,7 +244,7 @@ if ut_start $tmp/caps.out caps tpause-loop; then
 		"bare FILE: the copy in the current directory is the one counted, exactly"
 	check "bare FILE: /lab/bin/tpause-loop (\$PATH's) is not probed" \
 		sh -c "! grep -q '^$path_pid ' $tmp/caps.out"
-	is "$(sed -n '/^Totals since attach/,$p' $tmp/caps.out | grep '^[0-9]' | awk '{ print $7 }' | sort -u)" \
+	is "$(sed -n '/^Totals since attach/,/^C0.x residency/p' $tmp/caps.out | grep '^[0-9]' | awk '{ print $7 }' | sort -u)" \
 		"$tmp/cwd/tpause-loop" "bare FILE: caps names the file by its absolute path"
 fi
 cd /

@@ -17,9 +17,10 @@ fixture() {
 	sed -n 's/^wait-paths: site=\([a-z]*\) waits=\([0-9]*\) capped=\([0-9]*\) jumps=\([0-9]*\) .*/\1 \2 \3 \4/p' "$1"
 }
 
-# rows OUT: caps' final rows as "INSN WAITS CAPPED", one per instruction, summed over processes
+# rows OUT: caps' final rows as "INSN WAITS CAPPED", one per instruction, summed over
+# processes (not the CPU rows of the C0.x residency table after them)
 rows() {
-	sed -n '/^Totals since attach/,$p' "$1" | awk '/^[0-9]/ { w[$3] += $4; c[$3] += $5 }
+	sed -n '/^Totals since attach/,/^C0.x residency/p' "$1" | awk '/^[0-9]/ { w[$3] += $4; c[$3] += $5 }
 		END { for (i in w) print i, w[i], c[i] }' | sort
 }
 

@@ -3,12 +3,18 @@
 # callback (umwait_resume) and on the others through the hotplug callbacks
 # (umwait_cpu_online). Three cycles, the second with a CPU offline across it.
 # vm/run wakes the guest over QMP shortly after QEMU reports the suspend.
+# The value is one no other test uses (max_time 399996): QEMU's own trace of
+# the guest's WRMSRs (tests/host/50-umwait-suspend-msr.t) then shows which
+# writes brought it back, since the kernel's msr:write_msr cannot be on across
+# S3 (it fires in __restore_processor_state's wrmsrl(MSR_EFER) before the GS
+# base is restored, and the trace buffer's per-CPU access faults).
 . /lab/tests/lib/tap.sh
 
 d=/sys/devices/system/cpu/umwait_control
 t=/sys/kernel/tracing
 dbg=/sys/kernel/debug/x86/umwait/control
-want=0x00061a81
+mt=399996
+want=0x00061a7d
 cpus=$(grep -c ^processor /proc/cpuinfo)
 last=$((cpus - 1))
 
@@ -29,18 +35,23 @@ online_cpus() {
 
 # restored: every online CPU holds $want in debugfs and in its MSR, sysfs unchanged
 restored() {
-	is "$(cat $d/max_time) $(cat $d/enable_c02)" "400000 0" "$1: sysfs still says max_time=400000 enable_c02=0"
-	is "$(head -n 1 $dbg)" "cached $want max_time=400000 c02=0" "$1: debugfs cached value"
+	is "$(cat $d/max_time) $(cat $d/enable_c02)" "$mt 0" "$1: sysfs still says max_time=$mt enable_c02=0"
+	is "$(head -n 1 $dbg)" "cached $want max_time=$mt c02=0" "$1: debugfs cached value"
 	for c in $(online_cpus); do
-		is "$(grep "^cpu$c " $dbg)" "cpu$c $want max_time=400000 c02=0 ok" "$1: debugfs cpu$c holds $want"
-		is "$(msr read $c 0xe1)" 0x0000000000061a81 "$1: /dev/cpu/$c/msr holds $want"
+		is "$(grep "^cpu$c " $dbg)" "cpu$c $want max_time=$mt c02=0 ok" "$1: debugfs cpu$c holds $want"
+		is "$(msr read $c 0xe1)" 0x0000000000061a7d "$1: /dev/cpu/$c/msr holds $want"
 	done
 }
 
 check "the guest offers deep S3" sh -c "grep -qw mem /sys/power/state && grep -q '\[deep\]' /sys/power/mem_sleep"
-is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000"
+is "$(lab-write $d/max_time $mt)" OK "max_time <- $mt"
 is "$(lab-write $d/enable_c02 0)" OK "enable_c02 <- 0"
 restored "before S3"
+
+# WRMSRs of $want the kernel should make, per CPU (wr_N): the enable_c02
+# write, then each resume on every CPU online across it, and an online
+for c in $(seq 0 $last); do eval "wr_$c=1"; done
+wrote() { eval "wr_$1=\$((wr_$1 + 1))"; }
 
 for cycle in 1 2 3; do
 	off=
@@ -51,9 +62,10 @@ for cycle in 1 2 3; do
 	fi
 	echo >$t/trace
 	is "$(lab-write /sys/power/state mem)" OK "cycle $cycle: suspend to RAM and resume"
+	for c in $(online_cpus); do wrote $c; done
 	ev=$(events)
 	echo "$ev" | sed 's/^/# trace: /'
-	is "$(cpu_events 0 | grep -c '^umwait_resume: old=0x00000000 new=0x00061a81 max_time=400000 c02=off$')" 1 \
+	is "$(cpu_events 0 | grep -c "^umwait_resume: old=0x00000000 new=$want max_time=$mt c02=off\$")" 1 \
 		"cycle $cycle: umwait_resume on cpu0 shows it lost the value (old=0) and got $want back"
 	n=0
 	for c in $(online_cpus); do
@@ -69,11 +81,15 @@ for cycle in 1 2 3; do
 		is "$(grep "^cpu$off " $dbg)" "cpu$off offline" "cycle 2: cpu$off still offline after resume"
 		echo >$t/trace
 		echo 1 >/sys/devices/system/cpu/cpu$off/online
+		wrote $off
 		is "$(cpu_events $off cpu_online | grep -c "^umwait_cpu_online: old=0x[0-9a-f]* new=$want ")" 1 \
 			"cycle 2: onlining cpu$off after resume gives it $want"
 		restored "cycle 2, cpu$off back"
 	fi
 done
+
+# for tests/host/50-umwait-suspend-msr.t, which counts them in QEMU's trace
+echo "# s3-msr-writes: value $want$(for c in $(seq 0 $last); do eval "printf ' cpu%d=%d' $c \$wr_$c"; done)"
 
 lab-write $d/max_time 100000 >/dev/null
 lab-write $d/enable_c02 1 >/dev/null

@@ -1,6 +1,7 @@
 #!/bin/bash
 # vm/run as a user meets it: a user's own static program with --add, exit
-# status and stdout/stderr passed through, a hang ends at --timeout with 124.
+# status and stdout/stderr passed through, a hang ends at --timeout with 124,
+# --qemu-trace-events narrows the QEMU trace.
 . "$(dirname "$0")/../lib/tap.sh"
 top=$(cd "$(dirname "$0")/.." && pwd)/..
 tmp=$(mktemp -d)
@@ -38,11 +39,23 @@ is "$(cat "$tmp/err")" "vm/run: --smp takes 1 to 8, not '9'" "with one line sayi
 
 "$top/vm/run" --no-build --kernel 5.10 -- true 2>"$tmp/err"
 is "$?" 2 "--kernel 5.10: exit 2"
-is "$(cat "$tmp/err")" "vm/run: --kernel takes 6.1, base or distro, not '5.10'" "with one line naming the kernels it has"
+is "$(cat "$tmp/err")" "vm/run: --kernel takes 6.1, 6.12, base or distro, not '5.10'" "with one line naming the kernels it has"
 
 LAB_QEMU=/nonexistent/qemu "$top/vm/run" --no-build -- true 2>"$tmp/err"
 is "$?" 2 "LAB_QEMU naming no executable: exit 2"
 is "$(cat "$tmp/err")" "vm/run: LAB_QEMU: '/nonexistent/qemu' is not an executable" "with one line naming it"
+
+# make bench traces only waitpkg_wait: a UMONITOR record's log write would
+# push a 1k-cycle UMWAIT past its deadline
+"$top/vm/run" --no-build --smp 1 --timeout 300 --qemu-trace "$tmp/trace" --qemu-trace-events waitpkg_wait \
+	-- 'tpause-loop -i umwait -n 3 -c 1000 >/dev/null' 2>"$tmp/err"
+is "$?" 0 "--qemu-trace-events waitpkg_wait: the guest ran its UMWAITs"
+cmp_ok "$(grep -c '^waitpkg_wait .*insn umwait cpl 3 ' "$tmp/trace")" -ge 3 "the trace has their waitpkg_wait records"
+is "$(grep -v -c '^waitpkg_wait ' "$tmp/trace")" 0 "and no other event (no waitpkg_umonitor, no waitpkg_wait_ctx)"
+"$top/vm/run" --no-build --qemu-trace "$tmp/trace" --qemu-trace-events 'waitpkg wait' -- true 2>"$tmp/err"
+is "$?" 2 "--qemu-trace-events naming no waitpkg_* or x86_pmu_* event: exit 2"
+is "$(cat "$tmp/err")" "vm/run: --qemu-trace-events takes a pattern of waitpkg_* or x86_pmu_* events, not 'waitpkg wait'" \
+	"with one line saying so"
 
 "$top/vm/run" --no-build --snapshots 2>"$tmp/err" </dev/null
 is "$?" 2 "--snapshots without a COMMAND: exit 2"

@@ -1,11 +1,13 @@
 #!/bin/bash
 # Host side of tests/guest/30-umwait-sysfs.t: the sysfs ABI is unchanged by the
-# series. The same suite ran on our kernel (main boot) and on Debian's kernel
-# without the series (base boot); each printed a transcript of every input
-# (errno and the state after it). The two transcripts must be identical.
+# series. The same suite ran on our kernel (main boot), on 6.12 with
+# patches/6.12 (main-6.12 boot) and on Debian's 6.1 without the series (base
+# boot); each printed a transcript of every input (errno and the state after
+# it). The transcripts must be identical.
 . "$(dirname "$0")/../lib/tap.sh"
 
 main=${LAB_RESULTS:-}/guest-main.log
+main612=${LAB_RESULTS:-}/guest-main-6.12.log
 base=${LAB_RESULTS:-}/guest-base.log
 if [ ! -s "$main" ] && [ ! -s "$base" ]; then
 	skip "sysfs transcripts" "no guest boot in this run (tests/run -k filter)"
@@ -27,13 +29,21 @@ cmp_ok "$(printf '%s\n' "$theirs" | grep -c .)" -ge 100 "the base kernel's trans
 cmp_ok "$(printf '%s\n' "$ours" | grep -c ' -> OK ')" -ge 20 "it has accepted writes"
 cmp_ok "$(printf '%s\n' "$ours" | grep -c ' -> EINVAL ')" -ge 20 "it has EINVAL"
 cmp_ok "$(printf '%s\n' "$ours" | grep -c ' -> ERANGE ')" -ge 2 "it has ERANGE"
-d=$(diff <(printf '%s\n' "$theirs") <(printf '%s\n' "$ours"))
-if [ -z "$d" ]; then
-	pass "the transcripts of the base kernel and ours are identical"
-else
-	fail "the transcripts of the base kernel and ours are identical" "diff base ours:"
-	printf '%s\n' "$d" | head -20 | sed 's/^/#     /'
-fi
+# same_as_base NAME TRANSCRIPT: TRANSCRIPT is the base kernel's, line for line
+same_as_base() {
+	local d
+	d=$(diff <(printf '%s\n' "$theirs") <(printf '%s\n' "$2"))
+	if [ -z "$d" ]; then
+		pass "the transcripts of the base kernel and $1 are identical"
+	else
+		fail "the transcripts of the base kernel and $1 are identical" "diff base, $1:"
+		printf '%s\n' "$d" | head -20 | sed 's/^/#     /'
+	fi
+}
+same_as_base ours "$ours"
+ours612=$(transcript "$main612" guest)
+cmp_ok "$(printf '%s\n' "$ours612" | grep -c .)" -ge 100 "the 6.12 kernel's transcript has every input ($(printf '%s\n' "$ours612" | grep -c .) lines)"
+same_as_base "6.12 with patches/6.12" "$ours612"
 diag "transcript (ours), first and last lines:"
 printf '%s\n' "$ours" | sed -n '1,3p;$p' | sed 's/^/#     /'
 done_testing

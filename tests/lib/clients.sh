@@ -34,7 +34,8 @@ client_caps() {
 	is "$ut_rc" 0 "$_label: caps exits 0 on Ctrl-C"
 	client_log "$_label"
 	cl_report=$(grep -v ': map ' $_cl_tmp/client.out | tail -n 1)
-	sed -n '/^Totals since attach/,$p' $_cl_tmp/caps.out | grep '^[0-9]' |
+	# the process rows (the C0.x residency table after them has CPU rows)
+	sed -n '/^Totals since attach/,/^C0.x residency/p' $_cl_tmp/caps.out | grep '^[0-9]' |
 		awk -v l="$_label" '{ print "# caps " l ": " $1, $3, $4, $5, $7, $8 }'
 	_unpaired=$(sed -n 's/^unpaired: \([0-9]*\) .*/\1/p' $_cl_tmp/caps.out)
 	_unended=$(sed -n 's/^unended: \([0-9]*\) .*/\1/p' $_cl_tmp/caps.out)

@@ -44,6 +44,7 @@ ut_stop() {
 	if [ $_i -ge 3000 ]; then
 		fail "umwait-trace (PID $_pid) ends on SIGINT" \
 			"still running after 300 s: state $(cut -d' ' -f3 /proc/$_pid/stat), wchan $(cat /proc/$_pid/wchan 2>/dev/null)"
+		grep -E '^(Threads|Sig|Shd)' /proc/$_pid/status 2>/dev/null | sed 's/^/#   /'
 		cat /proc/$_pid/stack 2>/dev/null | sed 's/^/#   /'
 		kill -KILL $_pid
 	fi

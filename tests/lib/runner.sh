@@ -42,14 +42,15 @@ tally() {
 }
 
 # split_suites LOG: feed each "# file: NAME" section of a guest log to tally
+# (names get the caller's suite_prefix, if any: "6.12/guest/30-....t")
 split_suites() {
-	local log=$1 name= section=$out/section.tap
+	local log=$1 name= section=$out/section.tap pfx=${suite_prefix:-}
 	: >"$section"
 	while IFS= read -r line; do
 		case "$line" in
 		"# file: "*)
 			[ -n "$name" ] && { echo "$name"; tally "$name" <"$section"; }
-			name=${line#\# file: }
+			name=$pfx${line#\# file: }
 			: >"$section" ;;
 		"# suite done: "*)
 			[ -n "$name" ] && { echo "$name"; tally "$name" <"$section"; }

@@ -36,12 +36,15 @@ static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
 "USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--format FMT] [--json]\n"
-"                         [-o FILE] [--max-entries N] [interval [count]]\n"
+"                         [-o FILE] [--max-entries N] [--residency MODE]\n"
+"                         [interval [count]]\n"
 "\n"
 "With FILEs, every process that runs them is traced, also those that start\n"
 "later; with -p PID alone, every executable mapping of that process.  The\n"
 "totals since attach are printed at the end (Ctrl-C) and on SIGUSR1; with an\n"
-"interval, each interval's counts too.\n"
+"interval, each interval's counts too.  Where the CPU model has them (Golden\n"
+"Cove and later P-cores), C0.1/C0.2 residency of every CPU follows, from the\n"
+"core PMU: system-wide, not only the traced processes.\n"
 "\n"
 "EXAMPLES:\n"
 "    umwait-trace caps /usr/lib/x86_64-linux-gnu/libtbb.so.12   # Ctrl-C to end\n"
@@ -55,6 +58,8 @@ static const struct argp_option opts[] = {
 	{ "hist", OPT_HIST, NULL, 0, "Also time each wait: log2 histograms, capped and not", 0 },
 	{ "max-entries", OPT_MAX_ENTRIES, "N", 0,
 	  "Room for N (process, site) counts and N threads mid-wait at once (default 10240)", 0 },
+	{ "residency", OPT_RESIDENCY, "MODE", 0,
+	  "C0.x residency: auto (CPU models known to count it; default), force (any Intel core PMU), off", 0 },
 	{ "timestamp", 'T', NULL, 0, "Include a timestamp with each interval", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per interval and for the totals", 0 },
 	{ "format", OPT_FORMAT, "FORMAT", 0, "text (default), json or openmetrics (counts since attach)", 0 },
@@ -84,6 +89,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_ENTRIES:
 		if (parse_long(arg, 1, &env.max_entries) || env.max_entries > 1 << 24)
 			argp_error(state, "invalid number of entries '%s' (1 to %d)", arg, 1 << 24);
+		break;
+	case OPT_RESIDENCY:
+		if (!strcmp(arg, "auto"))
+			env.residency = RESIDENCY_AUTO;
+		else if (!strcmp(arg, "force"))
+			env.residency = RESIDENCY_FORCE;
+		else if (!strcmp(arg, "off"))
+			env.residency = RESIDENCY_OFF;
+		else
+			argp_error(state, "invalid --residency '%s' (auto, force or off)", arg);
 		break;
 	case ARGP_KEY_ARG:
 		if (all_digits(arg)) {
@@ -263,7 +278,7 @@ int cmd_caps(int argc, char **argv)
 	/* every probe in place: from now on they count */
 	obj->bss->armed = true;
 	install_signals();
-	res = residency_open();
+	res = residency_open(env.residency);
 	if (env.format == FORMAT_TEXT && !residency_available(res)) {
 		printf("C0.x residency: unavailable (%s)\n", residency_reason(res));
 		fflush(stdout);

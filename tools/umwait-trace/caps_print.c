@@ -125,10 +125,8 @@ static void print_text(enum block kind, double secs, const struct scan *scan,
 	if (kind == BLOCK_TOTAL && x->unpaired)
 		printf("unpaired: %llu arrivals at the instruction after a site by a jump, not "
 		       "from the wait: not counted\n", (unsigned long long)x->unpaired);
-	if (residency_available(res)) {
-		printf("\n");
-		residency_print(res, kind == BLOCK_TOTAL);
-	}
+	/* system-wide, not the traced processes': a block of its own */
+	residency_print(res, kind == BLOCK_TOTAL);
 }
 
 void caps_print(enum block kind, double secs, const struct scan *scan,

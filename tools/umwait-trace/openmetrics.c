@@ -125,12 +125,17 @@ static int om_write(void (*render)(FILE *f, const void *arg), const void *arg)
 	return out_close(&o);
 }
 
+static void cpu_sample(FILE *f, const char *name, int cpu, uint64_t v)
+{
+	fprintf(f, "%s{cpu=\"%d\"} %llu\n", name, cpu, (unsigned long long)v);
+}
+
 static void render_caps(FILE *f, const void *arg)
 {
 	const struct om_caps *c = arg;
-	uint64_t d[RESIDENCY_NR_EVENTS];
+	uint64_t d[RESIDENCY_NR_EVENTS], t[2];
 	char num[16];
-	int i, e, cpu;
+	int i, e;
 
 	family(f, "umwait_waits_total", "counter",
 	       "TPAUSE/UMWAIT waits that ended since umwait-trace caps attached, per process and instruction.");
@@ -155,30 +160,45 @@ static void render_caps(FILE *f, const void *arg)
 	family(f, "umwait_residency_available", "gauge",
 	       "1 if the core PMU counts C0.1/C0.2 residency here, 0 if not.");
 	fprintf(f, "umwait_residency_available %d\n", residency_available(c->res));
-	if (residency_nr_cpus(c->res)) {
-		family(f, "umwait_residency_cycles_total", "counter",
-		       "Core cycles since attach: unhalted (cycles), in C0.1 (c01), in C0.2 (c02), in either (c0_wait).");
-		for (i = 0; i < residency_nr_cpus(c->res); i++) {
-			cpu = residency_counts(c->res, i, d);
-			snprintf(num, sizeof(num), "%d", cpu);
-			for (e = 0; e < RESIDENCY_NR_EVENTS; e++) {
-				fputs("umwait_residency_cycles_total{", f);
-				label(f, "cpu", num, true);
-				label(f, "counter", residency_event_name(e), false);
-				fprintf(f, "} %llu\n", (unsigned long long)d[e]);
-			}
+	if (!residency_nr_cpus(c->res))
+		return;
+	family(f, "umwait_residency_cpu_counted", "gauge",
+	       "1 if the CPU's counters run, 0 if not (offline at start, or stopped when it went offline).");
+	for (i = 0; i < residency_nr_cpus(c->res); i++)
+		cpu_sample(f, "umwait_residency_cpu_counted", residency_cpu(c->res, i),
+			   residency_counts(c->res, i, d, t));
+	family(f, "umwait_residency_cycles_total", "counter",
+	       "Core cycles counted since attach, system-wide: unhalted (cycles), in C0.1 (c01), in C0.2 (c02), "
+	       "in C0.1, C0.2 or PAUSE (c0_wait); not scaled: see umwait_residency_running_seconds_total.");
+	for (i = 0; i < residency_nr_cpus(c->res); i++) {
+		if (!residency_counts(c->res, i, d, t))
+			continue;
+		snprintf(num, sizeof(num), "%d", residency_cpu(c->res, i));
+		for (e = 0; e < RESIDENCY_NR_EVENTS; e++) {
+			fputs("umwait_residency_cycles_total{", f);
+			label(f, "cpu", num, true);
+			label(f, "counter", residency_event_name(e), false);
+			fprintf(f, "} %llu\n", (unsigned long long)d[e]);
 		}
 	}
+	family(f, "umwait_residency_enabled_seconds_total", "counter",
+	       "Time the CPU's counters were enabled since attach.");
+	for (i = 0; i < residency_nr_cpus(c->res); i++)
+		if (residency_counts(c->res, i, d, t))
+			fprintf(f, "umwait_residency_enabled_seconds_total{cpu=\"%d\"} %.9f\n",
+				residency_cpu(c->res, i), t[0] / 1e9);
+	family(f, "umwait_residency_running_seconds_total", "counter",
+	       "Time they really counted: less than enabled when other perf users shared the PMU "
+	       "(scale the cycles by enabled / running).");
+	for (i = 0; i < residency_nr_cpus(c->res); i++)
+		if (residency_counts(c->res, i, d, t))
+			fprintf(f, "umwait_residency_running_seconds_total{cpu=\"%d\"} %.9f\n",
+				residency_cpu(c->res, i), t[1] / 1e9);
 }
 
 int om_caps(const struct om_caps *c)
 {
 	return om_write(render_caps, c);
-}
-
-static void cpu_sample(FILE *f, const char *name, int cpu, uint64_t v)
-{
-	fprintf(f, "%s{cpu=\"%d\"} %llu\n", name, cpu, (unsigned long long)v);
 }
 
 static void render_status(FILE *f, const void *arg)

@@ -16,15 +16,25 @@ static void on_signal(int sig)
 		exiting = 1;
 }
 
-/* No SA_RESTART: a signal ends the main loop's sleep at once. */
+/*
+ * No SA_RESTART: a signal ends the main loop's sleep at once.  The signals
+ * are unblocked too: a blocked mask is inherited across exec, and a tracer
+ * started with SIGINT blocked would never see Ctrl-C.
+ */
 void install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t set;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 double now_seconds(void)

@@ -33,7 +33,7 @@ _umwait_trace()
 	case ${words[1]} in
 	status) opts="--format --json --output -o --verbose -v --help" ;;
 	events) opts="--timestamp -T --json --duration -d --verbose -v --help" ;;
-	caps) opts="--pid -p --hist --max-entries --timestamp -T --format --json --output -o --verbose -v --help" ;;
+	caps) opts="--pid -p --hist --max-entries --residency --timestamp -T --format --json --output -o --verbose -v --help" ;;
 	sites) opts="--pid -p --verbose -v --help" ;;
 	*) return ;;
 	esac

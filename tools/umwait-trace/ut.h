@@ -23,6 +23,7 @@ enum {
 	OPT_HIST,
 	OPT_MAX_ENTRIES,
 	OPT_FORMAT,
+	OPT_RESIDENCY,
 };
 
 /* --format (caps, status); --json is --format json */
@@ -45,6 +46,7 @@ struct env {
 	long count;		/* intervals; 0 = until Ctrl-C */
 	long duration;		/* -d: seconds; 0 = until Ctrl-C */
 	long max_entries;	/* caps: BPF map size; 0 = the default */
+	int residency;		/* caps: enum residency_mode */
 	char **files;
 	int nr_files;
 };

@@ -1,0 +1,122 @@
+# The TCG model's architectural PMU (vm/qemu patch 0007), seen through
+# Linux's Intel perf driver and Debian's perf. Lines "# pmu LABEL: ..." are
+# read again by tests/host/22-pmu-qemu-trace.t, which checks each count
+# against the waits the lab's QEMU traced (waitpkg_wait) in the same window.
+. /lab/tests/lib/tap.sh
+
+d=/sys/devices/system/cpu/umwait_control
+ev=/sys/bus/event_source/devices/cpu
+tmp=$(mktemp -d)
+
+# The driver takes the PMU: without CPUID.0AH, with a mask shorter than the
+# 7 architectural events, or with counters that do not read back what was
+# written, Linux prints "no PMU driver" or "Broken PMU hardware detected".
+line=$(dmesg | grep 'Performance Events:' | head -n 1)
+diag "dmesg: $line"
+case "$line" in
+*'generic architected perfmon, Intel PMU driver.'*) pass "dmesg: Linux's Intel PMU driver took the generic architectural PMU" ;;
+*) fail "dmesg: Linux's Intel PMU driver took the generic architectural PMU" "got: '$line'" ;;
+esac
+is "$(dmesg | grep -c 'Broken PMU\|perfevents: irq loop stuck\|NMI received for unknown reason')" 0 \
+	"dmesg: no broken-PMU, stuck-PMI or unknown-NMI report"
+check "$ev exists" test -d $ev
+is "$(cat $ev/caps/pmu_name 2>&1)" generic_arch_v2+ "$ev/caps/pmu_name: a version 2 architectural PMU"
+# CPUID.0AH:EBX marks instructions retired unavailable: the model cannot count them
+is "$(dmesg | grep -c "CPUID marked event: 'instructions' unavailable")" 1 \
+	"dmesg: CPUID.0AH:EBX marks instructions retired unavailable"
+
+c01=cpu/event=0xec,umask=0x10/
+c02=cpu/event=0xec,umask=0x20/
+c0w=cpu/event=0xec,umask=0x70/
+
+# stat LABEL EVENTS TPAUSE-LOOP-ARGS...: perf stat -e EVENTS on tpause-loop
+# pinned to CPU 2; sets v_cycles v_ref v_c01 v_c02 v_c0w v_c02k (u suffix:
+# user mode only, k: kernel only), r_* from tpause-loop's report (r_sum is
+# the TSC cycles of all its waits), and prints both on one "# pmu" line.
+stat() {
+	label=$1 events=$2
+	shift 2
+	out=$(perf stat -x ';' -o $tmp/stat -e "$events" -- tpause-loop -p 2 "$@" 2>&1)
+	v_cycles=x v_ref=x v_c01=x v_c02=x v_c0w=x v_c02k=x
+	eval "$(awk -F';' -v c01=$c01 -v c02=$c02 -v c0w=$c0w '
+		NF < 3 { next }
+		$3 == "cycles" { print "v_cycles=" $1 }
+		$3 == "ref-cycles" { print "v_ref=" $1 }
+		$3 == c01 "u" { print "v_c01=" $1 }
+		$3 == c02 "u" { print "v_c02=" $1 }
+		$3 == c0w "u" { print "v_c0w=" $1 }
+		$3 == c02 "k" { print "v_c02k=" $1 }' $tmp/stat)"
+	eval "$(echo "$out" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g')"
+	r_sum=$((r_mean * r_waits))
+	echo "# pmu $label: unhalted=$v_cycles ref=$v_ref c01=$v_c01 c02=$v_c02 c0wait=$v_c0w c02k=$v_c02k $(echo "$out" | grep '^tpause-loop:')"
+}
+
+all=cycles,ref-cycles,${c01}u,${c02}u,${c0w}u
+# no OS time limit: each wait lasts until its deadline or an interrupt
+echo 0 >$d/max_time
+echo 1 >$d/enable_c02
+
+# C0.2 waits: counted in umask 0x20 (and 0x70), never in 0x10. A wait counted
+# in the state it requested regardless of what it used, or not at all, or
+# the time around it counted too, fails here.
+stat c02 "$all" -i tpause -s c02 -n 50 -c 1000000
+cmp_ok "$v_c02" -gt $((r_sum / 2)) "C0.2 waits: umask 0x20 counts at least half their TSC time ($v_c02 of $r_sum)"
+cmp_ok "$v_c02" -le "$r_sum" "C0.2 waits: umask 0x20 counts no more than their TSC time"
+is "$v_c01" 0 "C0.2 waits: umask 0x10 (C0.1) counts nothing"
+cmp_ok "$v_c0w" -ge "$v_c02" "C0.2 waits: umask 0x70 (C0_WAIT) counts them too"
+cmp_ok "$v_cycles" -ge "$v_c02" "C0.2 waits: unhalted cycles include the waits (C0 is not halted)"
+cmp_ok "$v_ref" -ge "$v_c02" "C0.2 waits: unhalted reference cycles include the waits"
+
+stat c01 "$all" -i umwait -s c01 -n 50 -c 1000000
+cmp_ok "$v_c01" -gt $((r_sum / 2)) "C0.1 waits: umask 0x10 counts at least half their TSC time ($v_c01 of $r_sum)"
+cmp_ok "$v_c01" -le "$r_sum" "C0.1 waits: umask 0x10 counts no more than their TSC time"
+is "$v_c02" 0 "C0.1 waits: umask 0x20 (C0.2) counts nothing"
+cmp_ok "$v_c0w" -ge "$v_c01" "C0.1 waits: umask 0x70 (C0_WAIT) counts them too"
+
+# enable_c02=0 sets IA32_UMWAIT_CONTROL[0]: C0.2 requests wait in C0.1
+echo 0 >$d/enable_c02
+stat demoted "$all" -i tpause -s c02 -n 50 -c 1000000
+echo 1 >$d/enable_c02
+cmp_ok "$v_c01" -gt $((r_sum / 2)) "enable_c02=0: C0.2 requests count in umask 0x10 ($v_c01 of $r_sum)"
+is "$v_c02" 0 "enable_c02=0: C0.2 requests count nothing in umask 0x20"
+
+# Ring filtering: user waits are ring 3 time, none of it kernel time
+stat ring "${c02}u,${c02}k" -i tpause -s c02 -n 30 -c 1000000
+cmp_ok "$v_c02" -gt $((r_sum / 2)) "ring filter: the user-mode count has the user waits"
+is "$v_c02k" 0 "ring filter: the kernel-mode count has none of them"
+
+# Halted time is not unhalted: CPU 3 idles (HLT) while CPU 2 waits. The
+# msr PMU's tsc event (RDTSC) gives the elapsed time on the same CPU.
+perf stat -x ';' -o $tmp/idle -a -C 3 -e cycles,msr/tsc/ -- \
+	tpause-loop -p 2 -i tpause -n 50 -c 1000000 >/dev/null 2>&1
+v_idle=$(awk -F';' '$3 == "cycles" { print $1 }' $tmp/idle)
+v_tsc=$(awk -F';' '$3 == "msr/tsc/" { print $1 }' $tmp/idle)
+diag "idle CPU 3: cycles=$v_idle tsc=$v_tsc"
+cmp_ok "${v_tsc:-0}" -gt 0 "idle CPU 3: msr/tsc/ counted the elapsed time"
+cmp_ok "${v_idle:-x}" -lt $((${v_tsc:-0} / 2)) \
+	"idle CPU 3: less than half its elapsed cycles are unhalted (halted time excluded)"
+
+# Sampling: perf record needs the overflow interrupt (the LVT's NMI): no
+# sample means no PMI, one means the LVT stayed masked after the first, more
+# than one per period of the whole run a PMI storm. How many periods a PMI
+# covers depends on how late the host runs the vCPU, so the count is checked
+# against the overflows QEMU traced between two marks (the TSC a one-wait
+# tpause-loop reads) by tests/host/22-pmu-qemu-trace.t.
+mark() {
+	tpause-loop -n 1 -c 1000 | sed -n 's/.*tsc_begin=\([0-9]*\).*/\1/p'
+}
+m0=$(mark)
+out=$(cd $tmp && perf record -o $tmp/perf.data -e cycles -c 2000000 -- \
+	tpause-loop -p 2 -i tpause -n 100 -c 1000000 2>&1)
+m1=$(mark)
+samples=$(echo "$out" | sed -n 's/.*perf record: Captured and wrote .*(\([0-9]*\) samples).*/\1/p')
+eval "$(echo "$out" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g')"
+diag "perf record: ${samples:-?} samples; the waits took $((r_mean * r_waits)) cycles"
+echo "# pmu record: samples=${samples:-x} period=2000000 mark_begin=$m0 mark_end=$m1 $(echo "$out" | grep '^tpause-loop:')"
+cmp_ok "${samples:-0}" -ge 2 "perf record -e cycles: samples from more than one PMI"
+cmp_ok "${samples:-0}" -le $(((m1 - m0) / 2000000 + 1)) "perf record -e cycles: at most one per 2M cycles of the whole run"
+check "perf report reads the samples" sh -c "perf report -i $tmp/perf.data --stdio 2>/dev/null | grep -q tpause-loop"
+
+echo 100000 >$d/max_time
+rm -rf $tmp
+done_testing

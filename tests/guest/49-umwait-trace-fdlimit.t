@@ -1,0 +1,75 @@
+# umwait-trace caps --hist when probes fail to attach part way: each probe is
+# a file descriptor, so a limit on open files (ulimit -n) makes the attach of
+# one probe fail and every later one. Each limit from a few below what a full
+# attach needs up to it cuts the attach at another probe, among them a site's
+# counting probe (after the instruction) and its timing probe (on the
+# instruction). Whatever the cut: the tool either refuses with one line or
+# runs, and a site it counts is counted exactly (tpause-loop's own count);
+# no site is left with only its timing probe, which would make every wait
+# there "unended" (seen starting, never ending). Residency is off: its
+# counters would take descriptors after the probes.
+. /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
+
+d=/sys/devices/system/cpu/umwait_control
+tl=/lab/bin/tpause-loop
+tmp=$(mktemp -d)
+echo 100000 >$d/max_time
+
+# waits_of INSN: tpause-loop's own count of 20 waits of INSN (capped: 1M cycles)
+waits_of() {
+	$tl -i "$1" -n 20 -c 1000000 | sed -n 's/^tpause-loop: .* waits=\([0-9]*\) .*/\1/p'
+}
+
+# the descriptors a full attach holds: the highest open one
+ut_start $tmp/full.out caps --hist --residency off $tl || { done_testing; exit; }
+top=$(ls /proc/$ut_pid/fd | sort -n | tail -n 1)
+nsites=$(sed -n 's/^Attached \([0-9]*\) site.*/\1/p' $tmp/full.out.err)
+ut_stop
+diag "full attach: $nsites sites, highest descriptor $top"
+cmp_ok "${nsites:-0}" -ge 2 "tpause-loop has a TPAUSE and a UMWAIT site"
+
+lim=$((top - 4 * nsites))
+refused=0 cut=0
+while [ $lim -le $((top + 1)) ]; do
+	out=$tmp/caps-$lim.out
+	(ulimit -n $lim && exec umwait-trace caps --hist --residency off $tl) >$out 2>$out.err &
+	pid=$!
+	i=0
+	until grep -q '^Attached' $out.err || ! kill -0 $pid 2>/dev/null || [ $i -ge 600 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	if ! grep -q '^Attached' $out.err; then
+		wait $pid
+		rc=$?
+		cmp_ok "$rc" -ne 0 "ulimit -n $lim: caps that attaches nothing exits non-zero ($rc)"
+		check "ulimit -n $lim: and says why on its last line" \
+			grep -q 'umwait-trace: no site could be probed\|umwait-trace: cannot' $out.err
+		refused=$((refused + 1))
+		lim=$((lim + 1))
+		continue
+	fi
+	wt=$(waits_of tpause)
+	wu=$(waits_of umwait)
+	ut_stop $pid
+	is "$ut_rc" 0 "ulimit -n $lim: caps exits 0 on Ctrl-C"
+	unended=$(sed -n 's/^unended: \([0-9]*\) .*/\1/p' $out)
+	counted=$(grep '^total:' $out | tail -n 1 | sed 's/^total: waits=\([0-9]*\) .*/\1/')
+	diag "ulimit -n $lim: $(grep -c 'cannot attach' $out.err) probes failed; waits=${counted:-0} unended=${unended:-0} of $wt tpause + $wu umwait"
+	# the sites counted: the TPAUSE row's and the UMWAIT row's waits
+	rows=$(awk '$2 == "tpause-loop" { w[$3] += $4 } END { printf "%d %d", w["tpause"], w["umwait"] }' $out)
+	set -- $rows
+	[ "$1" -eq 0 ] || [ "$2" -eq 0 ] && cut=$((cut + 1))
+	check "ulimit -n $lim: TPAUSE waits counted exactly or not at all ($1 of $wt)" \
+		sh -c "[ $1 -eq $wt ] || [ $1 -eq 0 ]"
+	check "ulimit -n $lim: UMWAIT waits counted exactly or not at all ($2 of $wu)" \
+		sh -c "[ $2 -eq $wu ] || [ $2 -eq 0 ]"
+	cmp_ok "$((4 * ${unended:-0}))" -le "$((wt + wu))" \
+		"ulimit -n $lim: waits unended: ${unended:-0}, not a site's every wait"
+	lim=$((lim + 1))
+done
+# the range must have cut where it matters, else the checks above prove nothing
+cmp_ok "$refused" -ge 1 "some limit left nothing attached ($refused)"
+cmp_ok "$cut" -ge 1 "some limit ran with a site whose counting probe failed ($cut)"
+done_testing
