@@ -47,4 +47,20 @@ is "$(clean "$tmp/console.log")" "0 1" "kernel_clean: a WARNING fails"
 is "$(clean "$tmp/missing.log")" "0 1" "kernel_clean: a missing console log fails"
 : >"$tmp/empty.log"
 is "$(clean "$tmp/empty.log")" "0 1" "kernel_clean: an empty console log fails"
+# the guest's runner (busybox sh, as in the guest): a file that hangs is
+# killed with what it started after LAB_TEST_TIMEOUT, fails, and the next runs
+mkdir -p "$tmp/suite/s"
+printf 'echo 1..1\nsleep 300 &\necho $! >%s/child\nsleep 300\necho ok 1\n' "$tmp" >"$tmp/suite/s/a.t"
+printf 'echo 1..1\necho ok 1 - b\n' >"$tmp/suite/s/b.t"
+LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=2 busybox sh "$top/tests/run-guest" s >"$tmp/rg.out" 2>/dev/null
+is "$(grep -v '^1\.\.' "$tmp/rg.out" | tr '\n' '|')" \
+	"# file: s/a.t|not ok - a.t was still running after 2 s: killed|# exit: 137|# file: s/b.t|ok 1 - b|# exit: 0|# suite done: s|" \
+	"run-guest: a hung file is killed after LAB_TEST_TIMEOUT and fails; the next runs"
+child=$(cat "$tmp/child" 2>/dev/null)
+check "run-guest: what the hung file started in the background is killed too" \
+	bash -c '[ -n "$1" ] || exit 1
+		# gone, or a zombie that its new parent has yet to reap
+		s=$(cut -d" " -f3 "/proc/$1/stat" 2>/dev/null); [ -z "$s" ] || [ "$s" = Z ]' - "$child"
+is "$(printf '%s\n' "1..1" "ok 1" | counts x; printf '1..1\nnot ok - a.t was still running\n# exit: 137\n' | counts hung)" "$(printf '1 0 0\n0 1 0')" \
+	"tally: a killed file's line and its exit count as one failure"
 done_testing
