@@ -53,4 +53,26 @@ elif [ -e $ko ]; then
 	is "$(echo "$line" | sed -n 's/.*, \([0-9]*\)\/20 after UMONITOR+MONITOR$/\1/p')" 0 \
 		"kernel UMONITOR; MONITOR; UMWAIT: no wait is capped (MONITOR disarmed the monitor: UMWAIT returns at once)"
 fi
+
+# A blocked NMI stays pending and does not end a wait: inside an NMI handler
+# (NMIs blocked until its IRET) tests/kmod/waitpkg_nmi.ko runs a TPAUSE of 1M
+# cycles while another CPU sends a second NMI. With max_time=0 the wait must
+# run to its deadline (a "bad" round ends early with no interrupt pending),
+# and the second NMI must come after it (a "lost" round waited 2 s for it).
+# A timer tick in the IRR ends a round early too ("cut"): it proves nothing.
+ko=/lab/kmod/waitpkg_nmi.ko
+if [ ! -e $ko ]; then
+	skip "a blocked NMI during TPAUSE" "no $ko in this boot (tests/run builds it against the guest kernel)"
+else
+	echo 0 >$d/max_time
+	insmod $ko 2>/dev/null
+	line=$(dmesg | grep 'waitpkg_nmi: ' | tail -n 1)
+	echo "$old" >$d/max_time
+	diag "$line"
+	nmi() { echo "$line" | sed -n "s/.* $1 \([0-9]*\) .*/\1/p"; }
+	is "$(nmi bad)/$(nmi capped)/$(nmi lost)" 0/0/0 \
+		"no TPAUSE in an NMI handler ended early for the blocked NMI, none was capped, no NMI was lost (bad/capped/lost)"
+	cmp_ok "$(nmi clean)" -ge 3 \
+		"in at least 3 of 10 rounds the NMI came during the wait, which ran to its deadline, and was delivered after it"
+fi
 done_testing

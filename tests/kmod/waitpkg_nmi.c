@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * waitpkg_nmi: a test module for the lab's QEMU model. An NMI that arrives
+ * while NMIs are blocked (inside an NMI handler, until its IRET) is held
+ * pending; it must not end a TPAUSE in progress, and it must be delivered
+ * once the handler returns.
+ *
+ * Loading it runs TRIALS rounds. In each, an NMI sent to another CPU starts
+ * a TPAUSE of WAIT_CYCLES inside that CPU's NMI handler, and this CPU sends
+ * a second NMI as soon as it sees the wait begin. A round is:
+ *   - clean: the second NMI came while the wait ran, the wait ran to its
+ *     deadline (CF=0), and the second NMI was delivered after it;
+ *   - cut: the wait ended early while an interrupt was pending in the
+ *     local APIC's IRR (interrupts end TPAUSE even when EFLAGS.IF masks
+ *     them): a timer tick, not the NMI; the round says nothing;
+ *   - late: this CPU sent the second NMI after the wait's deadline;
+ *   - bad: the wait ended early with no interrupt pending: the blocked NMI
+ *     ended it;
+ *   - capped: the OS time limit ended it (CF=1): max_time was not 0;
+ *   - lost: the other CPU did not answer within 2 s (the rounds stop).
+ * The test wants no bad round and some clean ones. It logs the counts and
+ * then refuses to load (-EAGAIN): nothing stays. The test sets the OS time
+ * limit (max_time) to 0 first, so that only the deadline ends a wait.
+ */
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/init.h>
+#include <linux/module.h>
+#include <linux/printk.h>
+#include <linux/smp.h>
+#include <asm/apic.h>
+#include <asm/cpufeature.h>
+#include <asm/msr.h>
+#include <asm/nmi.h>
+
+#define TRIALS		10
+#define WAIT_CYCLES	1000000ULL
+/* How long this CPU waits for the other one, in polls of 1 us */
+#define POLL_US		(2 * USEC_PER_SEC)
+
+enum { IDLE, ARMED, WAITING, DONE };
+
+static struct {
+	int state;
+	int target;
+	unsigned int nmis;	/* NMIs the target took while armed or after */
+	u64 t0, t1, deadline;
+	bool cf, irr;
+} w;
+
+/* TPAUSE in C0.2 until @deadline; returns CF */
+static bool tpause(u64 deadline)
+{
+	bool cf;
+
+	/* tpause %edi */
+	asm volatile(".byte 0x66, 0x0f, 0xae, 0xf7\n\t"
+		     "setc %0"
+		     : "=qm"(cf)
+		     : "D"(0), "a"((u32)deadline), "d"((u32)(deadline >> 32))
+		     : "cc", "memory");
+	return cf;
+}
+
+/* Whether the local APIC holds an interrupt it has not delivered */
+static bool irr_pending(void)
+{
+	int i;
+
+	for (i = 0; i < APIC_ISR_NR; i++)
+		if (apic_read(APIC_IRR + i * 0x10))
+			return true;
+	return false;
+}
+
+static int waitpkg_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (smp_processor_id() != READ_ONCE(w.target))
+		return NMI_DONE;
+
+	switch (READ_ONCE(w.state)) {
+	case ARMED:
+		w.nmis++;
+		w.t0 = rdtsc();
+		w.deadline = w.t0 + WAIT_CYCLES;
+		smp_store_release(&w.state, WAITING);
+		w.cf = tpause(w.deadline);
+		w.t1 = rdtsc();
+		w.irr = irr_pending();
+		smp_store_release(&w.state, DONE);
+		return NMI_HANDLED;
+	case WAITING:
+	case DONE:
+		/* The second NMI: delivered after the first handler's IRET */
+		w.nmis++;
+		return NMI_HANDLED;
+	}
+	return NMI_DONE;
+}
+
+/* Poll @cond every microsecond for up to POLL_US; false on a timeout */
+#define poll_for(cond) ({						\
+	unsigned int __n = 0;						\
+	while (!(cond) && __n++ < POLL_US)				\
+		udelay(1);						\
+	(cond);								\
+})
+
+static int __init waitpkg_nmi_init(void)
+{
+	unsigned int clean = 0, cut = 0, late = 0, bad = 0, capped = 0, lost = 0, i;
+	int this, ret;
+	u64 sent;
+
+	if (!boot_cpu_has(X86_FEATURE_WAITPKG)) {
+		pr_info("waitpkg_nmi: no WAITPKG\n");
+		return -ENODEV;
+	}
+	this = get_cpu();
+	WRITE_ONCE(w.target, cpumask_any_but(cpu_online_mask, this));
+	if (w.target >= nr_cpu_ids) {
+		put_cpu();
+		pr_info("waitpkg_nmi: needs two online CPUs\n");
+		return -ENODEV;
+	}
+	ret = register_nmi_handler(NMI_LOCAL, waitpkg_nmi_handler, 0, "waitpkg_nmi");
+	if (ret) {
+		put_cpu();
+		return ret;
+	}
+
+	for (i = 0; i < TRIALS; i++) {
+		w.nmis = 0;
+		smp_store_release(&w.state, ARMED);
+		apic->send_IPI(w.target, NMI_VECTOR);
+		if (!poll_for(smp_load_acquire(&w.state) != ARMED)) {
+			lost++;
+			break;
+		}
+		apic->send_IPI(w.target, NMI_VECTOR);
+		sent = rdtsc();
+		if (!poll_for(smp_load_acquire(&w.state) == DONE &&
+			      READ_ONCE(w.nmis) == 2)) {
+			lost++;
+			break;
+		}
+		if (w.cf)
+			capped++;
+		else if (w.t1 < w.deadline && w.irr)
+			cut++;
+		else if (w.t1 < w.deadline)
+			bad++;
+		else if (sent > w.deadline)
+			late++;
+		else
+			clean++;
+		WRITE_ONCE(w.state, IDLE);
+	}
+	/* After a timeout the handler may still run: leave it nothing to do */
+	WRITE_ONCE(w.state, IDLE);
+	unregister_nmi_handler(NMI_LOCAL, "waitpkg_nmi");
+	put_cpu();
+
+	pr_info("waitpkg_nmi: clean %u cut %u late %u bad %u capped %u lost %u of %u\n",
+		clean, cut, late, bad, capped, lost, TRIALS);
+	return -EAGAIN;
+}
+module_init(waitpkg_nmi_init);
+
+MODULE_DESCRIPTION("lab test: a blocked NMI does not end TPAUSE");
+MODULE_LICENSE("GPL");
