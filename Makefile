@@ -49,7 +49,8 @@ qemu: setup
 kernel: setup
 	@vm/ensure kernel >/dev/null
 
-tools: $(TOOLS)
+# host-spin runs on the host only (make bench: the host's own floor)
+tools: $(TOOLS) $(BUILD)/tools/host-spin
 
 $(BUILD)/tools/%: tools/%.c tools/errname.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -o $@ $<
