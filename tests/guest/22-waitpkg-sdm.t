@@ -31,23 +31,31 @@ is "$(echo "$out" | sed -n 's/.* trapped=//p')" 10 \
 	"every one trapped right after TPAUSE (the single-step trap was not lost to the interrupt)"
 is "$(cat $d/max_time)" "$old" "max_time restored"
 
+# kmod NAME MAX_TIME: load /lab/kmod/NAME.ko with max_time at MAX_TIME and set
+# line to the last line it logged; returns 1 (and skips TEST) without the module
+kmod() {
+	ko=/lab/kmod/$1.ko
+	line=
+	if [ ! -e $ko ]; then
+		skip "$3" "no $ko in this boot (tests/run builds it against the guest kernel)"
+		return 1
+	fi
+	echo "$2" >$d/max_time
+	insmod $ko 2>/dev/null
+	line=$(dmesg | grep "$1: " | tail -n 1)
+	echo "$old" >$d/max_time
+	diag "$line"
+}
+
 # MONITOR disarms UMONITOR (they share the monitoring hardware): a UMWAIT after
 # UMONITOR then MONITOR returns at once (CF=0) instead of waiting for the OS
 # limit (CF=1). MONITOR is a CPL 0 instruction: tests/kmod/waitpkg_monitor.ko
 # runs both sequences with interrupts off, logs the counts, and refuses to load.
-ko=/lab/kmod/waitpkg_monitor.ko
-if [ ! -e $ko ]; then
-	skip "MONITOR then UMWAIT" "no $ko in this boot (tests/run builds it against the guest kernel)"
-else
-	echo 100000 >$d/max_time
-	insmod $ko 2>/dev/null
-	line=$(dmesg | grep 'waitpkg_monitor: ' | tail -n 1)
-	echo "$old" >$d/max_time
-	diag "$line"
-fi
-if [ -e $ko ] && echo "$line" | grep -q 'no WAITPKG or no MONITOR'; then
+if ! kmod waitpkg_monitor 100000 "MONITOR then UMWAIT"; then
+	:
+elif echo "$line" | grep -q 'no WAITPKG or no MONITOR'; then
 	skip "MONITOR then UMWAIT" "this guest CPU has no MONITOR (CPUID.1:ECX[3])"
-elif [ -e $ko ]; then
+else
 	plain=$(echo "$line" | sed -n 's/.*capped \([0-9]*\)\/20 after UMONITOR,.*/\1/p')
 	cmp_ok "${plain:-0}" -ge 15 "kernel UMONITOR; UMWAIT: the OS limit ends most waits (CF=1): ${plain:-?}/20"
 	is "$(echo "$line" | sed -n 's/.*, \([0-9]*\)\/20 after UMONITOR+MONITOR$/\1/p')" 0 \
@@ -60,15 +68,7 @@ fi
 # run to its deadline (a "bad" round ends early with no interrupt pending),
 # and the second NMI must come after it (a "lost" round waited 2 s for it).
 # A timer tick in the IRR ends a round early too ("cut"): it proves nothing.
-ko=/lab/kmod/waitpkg_nmi.ko
-if [ ! -e $ko ]; then
-	skip "a blocked NMI during TPAUSE" "no $ko in this boot (tests/run builds it against the guest kernel)"
-else
-	echo 0 >$d/max_time
-	insmod $ko 2>/dev/null
-	line=$(dmesg | grep 'waitpkg_nmi: ' | tail -n 1)
-	echo "$old" >$d/max_time
-	diag "$line"
+if kmod waitpkg_nmi 0 "a blocked NMI during TPAUSE"; then
 	nmi() { echo "$line" | sed -n "s/.* $1 \([0-9]*\) .*/\1/p"; }
 	is "$(nmi bad)/$(nmi capped)/$(nmi lost)" 0/0/0 \
 		"no TPAUSE in an NMI handler ended early for the blocked NMI, none was capped, no NMI was lost (bad/capped/lost)"

@@ -21,6 +21,8 @@
 #include <asm/msr.h>
 #include <asm/mwait.h>
 
+#include "waitpkg.h"
+
 #define ROUNDS 20
 
 static u64 lines[16] __aligned(64);
@@ -29,20 +31,6 @@ static void umonitor(const void *addr)
 {
 	/* umonitor %rax */
 	asm volatile(".byte 0xf3, 0x0f, 0xae, 0xf0" :: "a"(addr));
-}
-
-/* UMWAIT in C0.2 until @deadline; returns CF */
-static bool umwait(u64 deadline)
-{
-	bool cf;
-
-	/* umwait %edi */
-	asm volatile(".byte 0xf2, 0x0f, 0xae, 0xf7\n\t"
-		     "setc %0"
-		     : "=qm"(cf)
-		     : "D"(0), "a"((u32)deadline), "d"((u32)(deadline >> 32))
-		     : "cc", "memory");
-	return cf;
 }
 
 static int __init waitpkg_monitor_init(void)

@@ -33,6 +33,8 @@
 #include <asm/msr.h>
 #include <asm/nmi.h>
 
+#include "waitpkg.h"
+
 #define TRIALS		10
 #define WAIT_CYCLES	1000000ULL
 /* How long this CPU waits for the other one, in polls of 1 us */
@@ -47,20 +49,6 @@ static struct {
 	u64 t0, t1, deadline;
 	bool cf, irr;
 } w;
-
-/* TPAUSE in C0.2 until @deadline; returns CF */
-static bool tpause(u64 deadline)
-{
-	bool cf;
-
-	/* tpause %edi */
-	asm volatile(".byte 0x66, 0x0f, 0xae, 0xf7\n\t"
-		     "setc %0"
-		     : "=qm"(cf)
-		     : "D"(0), "a"((u32)deadline), "d"((u32)(deadline >> 32))
-		     : "cc", "memory");
-	return cf;
-}
 
 /* Whether the local APIC holds an interrupt it has not delivered */
 static bool irr_pending(void)
@@ -83,10 +71,12 @@ static int waitpkg_nmi_handler(unsigned int type, struct pt_regs *regs)
 		w.nmis++;
 		w.t0 = rdtsc();
 		w.deadline = w.t0 + WAIT_CYCLES;
+		/* t0 and deadline are visible before WAITING */
 		smp_store_release(&w.state, WAITING);
 		w.cf = tpause(w.deadline);
 		w.t1 = rdtsc();
 		w.irr = irr_pending();
+		/* the results are visible before DONE */
 		smp_store_release(&w.state, DONE);
 		return NMI_HANDLED;
 	case WAITING:
@@ -98,13 +88,32 @@ static int waitpkg_nmi_handler(unsigned int type, struct pt_regs *regs)
 	return NMI_DONE;
 }
 
+/* The handler took the first NMI: the wait has begun, or is over */
+static bool started(void)
+{
+	/* pairs with the handler's release of WAITING or DONE */
+	return smp_load_acquire(&w.state) != ARMED;
+}
+
+/* The wait is over and the second NMI came */
+static bool finished(void)
+{
+	/* pairs with the handler's release of DONE: its results are visible */
+	return smp_load_acquire(&w.state) == DONE && READ_ONCE(w.nmis) == 2;
+}
+
 /* Poll @cond every microsecond for up to POLL_US; false on a timeout */
-#define poll_for(cond) ({						\
-	unsigned int __n = 0;						\
-	while (!(cond) && __n++ < POLL_US)				\
-		udelay(1);						\
-	(cond);								\
-})
+static bool poll_for(bool (*cond)(void))
+{
+	unsigned int n;
+
+	for (n = 0; n < POLL_US; n++) {
+		if (cond())
+			return true;
+		udelay(1);
+	}
+	return false;
+}
 
 static int __init waitpkg_nmi_init(void)
 {
@@ -131,16 +140,16 @@ static int __init waitpkg_nmi_init(void)
 
 	for (i = 0; i < TRIALS; i++) {
 		w.nmis = 0;
+		/* nmis is 0 before the handler sees ARMED */
 		smp_store_release(&w.state, ARMED);
 		apic->send_IPI(w.target, NMI_VECTOR);
-		if (!poll_for(smp_load_acquire(&w.state) != ARMED)) {
+		if (!poll_for(started)) {
 			lost++;
 			break;
 		}
 		apic->send_IPI(w.target, NMI_VECTOR);
 		sent = rdtsc();
-		if (!poll_for(smp_load_acquire(&w.state) == DONE &&
-			      READ_ONCE(w.nmis) == 2)) {
+		if (!poll_for(finished)) {
 			lost++;
 			break;
 		}
