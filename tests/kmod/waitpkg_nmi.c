@@ -5,15 +5,17 @@
  * pending; it must not end a TPAUSE in progress, and it must be delivered
  * once the handler returns.
  *
- * Loading it runs TRIALS rounds. In each, an NMI sent to another CPU starts
- * a TPAUSE of WAIT_CYCLES inside that CPU's NMI handler, and this CPU sends
- * a second NMI as soon as it sees the wait begin. A round is:
+ * Loading it runs rounds until CLEAN_WANTED of them are clean, or ROUNDS.
+ * In each, an NMI sent to another CPU starts a TPAUSE of WAIT_CYCLES inside
+ * that CPU's NMI handler, and this CPU sends a second NMI as soon as it sees
+ * the wait begin. A round is:
  *   - clean: the second NMI came while the wait ran, the wait ran to its
  *     deadline (CF=0), and the second NMI was delivered after it;
  *   - cut: the wait ended early while an interrupt was pending in the
  *     local APIC's IRR (interrupts end TPAUSE even when EFLAGS.IF masks
  *     them): a timer tick, not the NMI; the round says nothing;
- *   - late: this CPU sent the second NMI after the wait's deadline;
+ *   - late: this CPU sent the second NMI after the wait's deadline (a busy
+ *     host ran it late); the round says nothing;
  *   - bad: the wait ended early with no interrupt pending: the blocked NMI
  *     ended it;
  *   - capped: the OS time limit ended it (CF=1): max_time was not 0;
@@ -35,8 +37,10 @@
 
 #include "waitpkg.h"
 
-#define TRIALS		10
-#define WAIT_CYCLES	1000000ULL
+#define ROUNDS		200
+#define CLEAN_WANTED	5
+/* well under 1 ms, over which Linux reports an NMI handler as too long */
+#define WAIT_CYCLES	500000ULL
 /* How long this CPU waits for the other one, in polls of 1 us */
 #define POLL_US		(2 * USEC_PER_SEC)
 
@@ -55,8 +59,9 @@ static bool irr_pending(void)
 {
 	int i;
 
+	/* apic->read: apic_read() is a static call modules cannot use in 6.12 */
 	for (i = 0; i < APIC_ISR_NR; i++)
-		if (apic_read(APIC_IRR + i * 0x10))
+		if (apic->read(APIC_IRR + i * 0x10))
 			return true;
 	return false;
 }
@@ -118,41 +123,52 @@ static bool poll_for(bool (*cond)(void))
 static int __init waitpkg_nmi_init(void)
 {
 	unsigned int clean = 0, cut = 0, late = 0, bad = 0, capped = 0, lost = 0, i;
-	int this, ret;
+	unsigned int this, target;
+	int ret;
 	u64 sent;
 
 	if (!boot_cpu_has(X86_FEATURE_WAITPKG)) {
 		pr_info("waitpkg_nmi: no WAITPKG\n");
 		return -ENODEV;
 	}
-	this = get_cpu();
-	WRITE_ONCE(w.target, cpumask_any_but(cpu_online_mask, this));
-	if (w.target >= nr_cpu_ids) {
-		put_cpu();
-		pr_info("waitpkg_nmi: needs two online CPUs\n");
-		return -ENODEV;
-	}
+	/* no target yet (-1): the handler ignores every NMI */
+	WRITE_ONCE(w.target, -1);
 	ret = register_nmi_handler(NMI_LOCAL, waitpkg_nmi_handler, 0, "waitpkg_nmi");
-	if (ret) {
-		put_cpu();
+	if (ret)
 		return ret;
-	}
-
-	for (i = 0; i < TRIALS; i++) {
+	for (i = 0; i < ROUNDS && clean < CLEAN_WANTED; i++) {
+		/*
+		 * A pause between rounds lets the target take what interrupts
+		 * it has pending, so that one does not cut round after round.
+		 */
+		if (i)
+			usleep_range(1000, 2000);
+		this = get_cpu();
+		target = cpumask_any_but(cpu_online_mask, this);
+		if (target >= nr_cpu_ids) {
+			put_cpu();
+			unregister_nmi_handler(NMI_LOCAL, "waitpkg_nmi");
+			pr_info("waitpkg_nmi: needs two online CPUs\n");
+			return -ENODEV;
+		}
+		WRITE_ONCE(w.target, target);
 		w.nmis = 0;
 		/* nmis is 0 before the handler sees ARMED */
 		smp_store_release(&w.state, ARMED);
-		apic->send_IPI(w.target, NMI_VECTOR);
+		apic->send_IPI(target, NMI_VECTOR);
 		if (!poll_for(started)) {
+			put_cpu();
 			lost++;
 			break;
 		}
-		apic->send_IPI(w.target, NMI_VECTOR);
+		apic->send_IPI(target, NMI_VECTOR);
 		sent = rdtsc();
 		if (!poll_for(finished)) {
+			put_cpu();
 			lost++;
 			break;
 		}
+		put_cpu();
 		if (w.cf)
 			capped++;
 		else if (w.t1 < w.deadline && w.irr)
@@ -168,10 +184,9 @@ static int __init waitpkg_nmi_init(void)
 	/* After a timeout the handler may still run: leave it nothing to do */
 	WRITE_ONCE(w.state, IDLE);
 	unregister_nmi_handler(NMI_LOCAL, "waitpkg_nmi");
-	put_cpu();
 
 	pr_info("waitpkg_nmi: clean %u cut %u late %u bad %u capped %u lost %u of %u\n",
-		clean, cut, late, bad, capped, lost, TRIALS);
+		clean, cut, late, bad, capped, lost, i);
 	return -EAGAIN;
 }
 module_init(waitpkg_nmi_init);
