@@ -4,7 +4,8 @@
 # is past, at an address it reported, between two TSC readings it
 # reported); that wait's waitpkg_wait_ctx event gives the process's CR3.
 # Every later user wait in that address space, up to the next client's
-# marker, is attributed to a file offset of the library the client mapped
+# marker or the TSC the guest read once the client had exited (whichever
+# comes first: a later process may get the same page-table page), is attributed to a file offset of the library the client mapped
 # (RIP - mapping start + mapping offset): per site, its count and its CF=1
 # count must be caps' waits and capped exactly.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -54,6 +55,11 @@ for line in open(log, errors="replace"):
         r["maps"].append((int(start, 16), int(end, 16), int(off, 16), path))
     else:
         kv = dict(f.split("=", 1) for f in rest.split() if "=" in f)
+        if "exit_tsc" in kv:
+            # tests/lib/clients.sh: the TSC after the client exited, if read
+            if re.fullmatch(r"[0-9]+", kv["exit_tsc"]):
+                r["exit"] = int(kv["exit_tsc"])
+            continue
         r["marker"] = int(kv["marker"], 16)
         r["begin"], r["end"] = int(kv["marker_begin"]), int(kv["marker_end"])
 
@@ -97,7 +103,7 @@ for label in order:
         continue
     tsc0, sp = marks[label]
     later = [t for t in starts if t > tsc0]
-    limit = later[0] if later else float("inf")
+    limit = min(later[0] if later else float("inf"), r.get("exit", float("inf")))
     lib = LIBS[label.split("-")[0]]
     # the mapping shows the file the soname links to (libtbb.so.12.8)
     maps = [m for m in r["maps"] if m[3].rsplit("/", 1)[-1].startswith(lib)]

@@ -9,9 +9,18 @@ CLIENT_EAL=/usr/lib/x86_64-linux-gnu/librte_eal.so.23
 _cl_ctl=/sys/devices/system/cpu/umwait_control
 _cl_tmp=$(mktemp -d)
 
-# client_log LABEL: the client's report and mappings, for the host side
+# client_exited: the TSC now that the client has exited, for client_log: the
+# first RDTSC of a one-wait tpause-loop (TCG's RDMSR of IA32_TSC reads 0)
+client_exited() {
+	_cl_exit=$(tpause-loop -n 1 -c 1 2>/dev/null | sed -n 's/.* tsc_begin=\([0-9]*\) .*/\1/p')
+}
+
+# client_log LABEL: the client's report and mappings, and the TSC read once
+# it had exited (the host side counts its waits up to there: a later process
+# may get its page-table page, and with it its CR3)
 client_log() {
 	sed "s/^/# client $1: /" $_cl_tmp/client.out
+	echo "# client $1: exit: exit_tsc=${_cl_exit:-none}"
 }
 
 # client_caps LIBRARY MAX_TIME LABEL CMD...: run CMD (a client, env
@@ -28,6 +37,7 @@ client_caps() {
 	# a generous bound: a client that hangs fails its run, not the suite
 	timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
 	_rc=$?
+	client_exited
 	ut_stop
 	is "$_rc" 0 "$_label: the client ran to its end (exit 0)"
 	[ "$_rc" = 0 ] || diag "client stderr: $(tail -n 5 $_cl_tmp/client.err)"
@@ -53,7 +63,9 @@ client_bare() {
 	shift 2
 	echo "$_mt" >$_cl_ctl/max_time
 	timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
-	is "$?" 0 "$_label: the client ran to its end without caps (exit 0)"
+	_rc=$?
+	client_exited
+	is "$_rc" 0 "$_label: the client ran to its end without caps (exit 0)"
 	client_log "$_label"
 }
 
