@@ -44,8 +44,7 @@ static uint64_t percentile(const uint64_t *sorted, uint64_t n, unsigned int p)
 int main(int argc, char **argv)
 {
 	uint64_t cycles, count, i, sum = 0, *past;
-	const char *size;
-	char buf[32];
+	char size[32];
 
 	if (argc != 3 || parse(argv[1], &cycles) || parse(argv[2], &count)) {
 		fprintf(stderr, "usage: host-spin CYCLES COUNT (both at least 1)\n");
@@ -74,12 +73,11 @@ int main(int argc, char **argv)
 	qsort(past, count, sizeof(*past), cmp_u64);
 
 	if (cycles % 1000000 == 0)
-		snprintf(buf, sizeof(buf), "%" PRIu64 "M", cycles / 1000000);
+		snprintf(size, sizeof(size), "%" PRIu64 "M", cycles / 1000000);
 	else if (cycles % 1000 == 0)
-		snprintf(buf, sizeof(buf), "%" PRIu64 "k", cycles / 1000);
+		snprintf(size, sizeof(size), "%" PRIu64 "k", cycles / 1000);
 	else
-		snprintf(buf, sizeof(buf), "%" PRIu64, cycles);
-	size = buf;
+		snprintf(size, sizeof(size), "%" PRIu64, cycles);
 	printf("host_want\tspin %s\t%" PRIu64 "\n", size, cycles);
 	printf("host_mean\tspin %s\t%.0f\n", size, (double)sum / count);
 	printf("host_p50\tspin %s\t%" PRIu64 "\n", size, percentile(past, count, 50));

@@ -52,7 +52,7 @@ kmod() {
 # limit (CF=1). MONITOR is a CPL 0 instruction: tests/kmod/waitpkg_monitor.ko
 # runs both sequences with interrupts off, logs the counts, and refuses to load.
 if ! kmod waitpkg_monitor 100000 "MONITOR then UMWAIT"; then
-	:
+	: # skipped: no module
 elif echo "$line" | grep -q 'no WAITPKG or no MONITOR'; then
 	skip "MONITOR then UMWAIT" "this guest CPU has no MONITOR (CPUID.1:ECX[3])"
 else

@@ -5,7 +5,8 @@
 # reported); that wait's waitpkg_wait_ctx event gives the process's CR3.
 # Every later user wait in that address space, up to the next client's
 # marker or the TSC the guest read once the client had exited (whichever
-# comes first: a later process may get the same page-table page), is attributed to a file offset of the library the client mapped
+# comes first: a later process may get the same page-table page), is
+# attributed to a file offset of the library the client mapped
 # (RIP - mapping start + mapping offset): per site, its count and its CF=1
 # count must be caps' waits and capped exactly.
 . "$(dirname "$0")/../lib/tap.sh"
