@@ -2,27 +2,30 @@
 /*
  * waitpkg_nmi: a test module for the lab's QEMU model. An NMI that arrives
  * while NMIs are blocked (inside an NMI handler, until its IRET) is held
- * pending; it must not end a TPAUSE in progress, and it must be delivered
- * once the handler returns.
+ * pending; it must not end a TPAUSE, and it must be delivered once the
+ * handler returns.
  *
- * Loading it runs rounds until CLEAN_WANTED of them are clean, or ROUNDS.
- * In each, an NMI sent to another CPU starts a TPAUSE of WAIT_CYCLES inside
- * that CPU's NMI handler, and this CPU sends a second NMI as soon as it sees
- * the wait begin. A round is:
- *   - clean: the second NMI came while the wait ran, the wait ran to its
- *     deadline (CF=0), and the second NMI was delivered after it;
- *   - cut: the wait ended early while an interrupt was pending in the
- *     local APIC's IRR (interrupts end TPAUSE even when EFLAGS.IF masks
- *     them): a timer tick, not the NMI; the round says nothing;
- *   - late: this CPU sent the second NMI after the wait's deadline (a busy
- *     host ran it late); the round says nothing;
+ * The second NMI is made pending before the wait starts, by construction,
+ * never by luck of timing: an NMI sent to another CPU enters this module's
+ * handler there, which says it is ready and holds until this CPU has sent
+ * the second NMI (the APIC write that sends it has completed when this CPU
+ * says so), and only then starts a TPAUSE of WAIT_CYCLES. The whole wait
+ * thus runs with a blocked NMI pending, however late the host runs either
+ * vCPU. Loading the module runs rounds until CLEAN_WANTED are clean, or
+ * ROUNDS. A round is:
+ *   - clean: the wait ran to its deadline (CF=0) and the second NMI was
+ *     delivered after it;
+ *   - cut: the wait ended early while an interrupt was pending in the local
+ *     APIC's IRR (interrupts end TPAUSE even when EFLAGS.IF masks them): a
+ *     timer tick, not the NMI; the round says nothing;
  *   - bad: the wait ended early with no interrupt pending: the blocked NMI
  *     ended it;
  *   - capped: the OS time limit ended it (CF=1): max_time was not 0;
  *   - lost: the other CPU did not answer within 2 s (the rounds stop).
- * The test wants no bad round and some clean ones. It logs the counts and
- * then refuses to load (-EAGAIN): nothing stays. The test sets the OS time
- * limit (max_time) to 0 first, so that only the deadline ends a wait.
+ * The test wants no bad round and CLEAN_WANTED clean ones. It logs the
+ * counts and then refuses to load (-EAGAIN): nothing stays. The test sets
+ * the OS time limit (max_time) to 0 first, so that only the deadline ends
+ * a wait.
  */
 #include <linux/cpumask.h>
 #include <linux/delay.h>
@@ -41,16 +44,21 @@
 #define CLEAN_WANTED	5
 /* well under 1 ms, over which Linux reports an NMI handler as too long */
 #define WAIT_CYCLES	500000ULL
-/* How long this CPU waits for the other one, in polls of 1 us */
+/* How long either CPU waits for the other, in polls of 1 us */
 #define POLL_US		(2 * USEC_PER_SEC)
 
-enum { IDLE, ARMED, WAITING, DONE };
+/*
+ * IDLE -> ARMED (this CPU, before the first NMI) -> READY (the handler took
+ * it) -> SENT (this CPU sent the second NMI) -> WAITING -> DONE (handler);
+ * GAVE_UP: the handler saw no SENT in time and returned without waiting.
+ */
+enum { IDLE, ARMED, READY, SENT, WAITING, DONE, GAVE_UP };
 
 static struct {
 	int state;
 	int target;
 	unsigned int nmis;	/* NMIs the target took while armed or after */
-	u64 t0, t1, deadline;
+	u64 deadline, t1;
 	bool cf, irr;
 } w;
 
@@ -66,47 +74,6 @@ static bool irr_pending(void)
 	return false;
 }
 
-static int waitpkg_nmi_handler(unsigned int type, struct pt_regs *regs)
-{
-	if (smp_processor_id() != READ_ONCE(w.target))
-		return NMI_DONE;
-
-	switch (READ_ONCE(w.state)) {
-	case ARMED:
-		w.nmis++;
-		w.t0 = rdtsc();
-		w.deadline = w.t0 + WAIT_CYCLES;
-		/* t0 and deadline are visible before WAITING */
-		smp_store_release(&w.state, WAITING);
-		w.cf = tpause(w.deadline);
-		w.t1 = rdtsc();
-		w.irr = irr_pending();
-		/* the results are visible before DONE */
-		smp_store_release(&w.state, DONE);
-		return NMI_HANDLED;
-	case WAITING:
-	case DONE:
-		/* The second NMI: delivered after the first handler's IRET */
-		w.nmis++;
-		return NMI_HANDLED;
-	}
-	return NMI_DONE;
-}
-
-/* The handler took the first NMI: the wait has begun, or is over */
-static bool started(void)
-{
-	/* pairs with the handler's release of WAITING or DONE */
-	return smp_load_acquire(&w.state) != ARMED;
-}
-
-/* The wait is over and the second NMI came */
-static bool finished(void)
-{
-	/* pairs with the handler's release of DONE: its results are visible */
-	return smp_load_acquire(&w.state) == DONE && READ_ONCE(w.nmis) == 2;
-}
-
 /* Poll @cond every microsecond for up to POLL_US; false on a timeout */
 static bool poll_for(bool (*cond)(void))
 {
@@ -120,12 +87,65 @@ static bool poll_for(bool (*cond)(void))
 	return false;
 }
 
+static bool sent(void)
+{
+	/* pairs with the release of SENT after the second NMI's APIC write */
+	return smp_load_acquire(&w.state) == SENT;
+}
+
+static int waitpkg_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (smp_processor_id() != READ_ONCE(w.target))
+		return NMI_DONE;
+
+	switch (READ_ONCE(w.state)) {
+	case ARMED:
+		w.nmis++;
+		smp_store_release(&w.state, READY);
+		/* NMIs stay blocked until this handler's IRET */
+		if (!poll_for(sent)) {
+			smp_store_release(&w.state, GAVE_UP);
+			return NMI_HANDLED;
+		}
+		/* the second NMI is pending: the whole wait runs with it */
+		WRITE_ONCE(w.state, WAITING);
+		w.deadline = rdtsc() + WAIT_CYCLES;
+		w.cf = tpause(w.deadline);
+		w.t1 = rdtsc();
+		w.irr = irr_pending();
+		/* the results are visible before DONE */
+		smp_store_release(&w.state, DONE);
+		return NMI_HANDLED;
+	case READY:
+	case SENT:
+	case WAITING:
+	case DONE:
+	case GAVE_UP:
+		/* The second NMI: delivered after the first handler's IRET */
+		w.nmis++;
+		return NMI_HANDLED;
+	}
+	return NMI_DONE;
+}
+
+/* The handler took the first NMI and holds for the second */
+static bool ready(void)
+{
+	return smp_load_acquire(&w.state) == READY;
+}
+
+/* The wait is over and the second NMI came */
+static bool finished(void)
+{
+	/* pairs with the handler's release of DONE: its results are visible */
+	return smp_load_acquire(&w.state) == DONE && READ_ONCE(w.nmis) == 2;
+}
+
 static int __init waitpkg_nmi_init(void)
 {
-	unsigned int clean = 0, cut = 0, late = 0, bad = 0, capped = 0, lost = 0, i;
+	unsigned int clean = 0, cut = 0, bad = 0, capped = 0, lost = 0, i;
 	unsigned int this, target;
 	int ret;
-	u64 sent;
 
 	if (!boot_cpu_has(X86_FEATURE_WAITPKG)) {
 		pr_info("waitpkg_nmi: no WAITPKG\n");
@@ -156,13 +176,14 @@ static int __init waitpkg_nmi_init(void)
 		/* nmis is 0 before the handler sees ARMED */
 		smp_store_release(&w.state, ARMED);
 		apic->send_IPI(target, NMI_VECTOR);
-		if (!poll_for(started)) {
+		if (!poll_for(ready)) {
 			put_cpu();
 			lost++;
 			break;
 		}
 		apic->send_IPI(target, NMI_VECTOR);
-		sent = rdtsc();
+		/* the APIC write is done: the NMI is pending at the target */
+		smp_store_release(&w.state, SENT);
 		if (!poll_for(finished)) {
 			put_cpu();
 			lost++;
@@ -175,8 +196,6 @@ static int __init waitpkg_nmi_init(void)
 			cut++;
 		else if (w.t1 < w.deadline)
 			bad++;
-		else if (sent > w.deadline)
-			late++;
 		else
 			clean++;
 		WRITE_ONCE(w.state, IDLE);
@@ -185,8 +204,8 @@ static int __init waitpkg_nmi_init(void)
 	WRITE_ONCE(w.state, IDLE);
 	unregister_nmi_handler(NMI_LOCAL, "waitpkg_nmi");
 
-	pr_info("waitpkg_nmi: clean %u cut %u late %u bad %u capped %u lost %u of %u\n",
-		clean, cut, late, bad, capped, lost, i);
+	pr_info("waitpkg_nmi: clean %u cut %u bad %u capped %u lost %u of %u\n",
+		clean, cut, bad, capped, lost, i);
 	return -EAGAIN;
 }
 module_init(waitpkg_nmi_init);
