@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ static struct env {
 	bool json;
 	bool p99;
 	bool per_wait;
+	bool until_signal;
 } env = {
 	.count = 1000,
 	.cycles = 10000,
@@ -53,7 +55,7 @@ static const char doc[] =
 "USAGE: tpause-loop [-n COUNT] [-c CYCLES] [-i tpause|umwait] [-s c01|c02]\n"
 "                   [-p CPU] [--past] [--no-monitor]\n"
 "                   [--store-after CYCLES [--revert] [--store-cpu CPU]]\n"
-"                   [--json] [--p99] [--per-wait]\n"
+"                   [--json] [--p99] [--per-wait] [--until-signal]\n"
 "\n"
 "EXAMPLES:\n"
 "    tpause-loop -n 100 -c 1000000        # 100 TPAUSEs of 1M TSC cycles\n"
@@ -68,6 +70,7 @@ enum {
 	OPT_JSON,
 	OPT_P99,
 	OPT_PER_WAIT,
+	OPT_UNTIL_SIGNAL,
 };
 
 static const struct argp_option opts[] = {
@@ -89,6 +92,8 @@ static const struct argp_option opts[] = {
 	{ "per-wait", OPT_PER_WAIT, NULL, 0,
 	  "After the report, one line per wait: \"wait TSC CYCLES CF\" (its start TSC, "
 	  "the cycles it took, its CF)", 0 },
+	{ "until-signal", OPT_UNTIL_SIGNAL, NULL, 0,
+	  "Stop after the wait under way when SIGUSR1 comes (COUNT is then the most)", 0 },
 	{},
 };
 
@@ -171,6 +176,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PER_WAIT:
 		env.per_wait = true;
+		break;
+	case OPT_UNTIL_SIGNAL:
+		env.until_signal = true;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -276,6 +284,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static volatile sig_atomic_t stop_requested;
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
 /* One wait, for --per-wait */
 struct wait_rec {
 	uint64_t tsc;
@@ -292,7 +308,7 @@ static uint64_t percentile(const uint64_t *sorted, unsigned long n, unsigned int
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
-	unsigned long capped = 0, early = 0, i;
+	unsigned long capped = 0, early = 0, i, n;
 	uint64_t sum = 0, max = 0, min = UINT64_MAX, begin, end, *samples = NULL;
 	struct wait_rec *recs = NULL;
 	unsigned int ctl;
@@ -326,6 +342,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tpause-loop: cannot pin to CPU %d: %s\n", env.cpu, strerror(errno));
 		return 2;
 	}
+	if (env.until_signal) {
+		struct sigaction sa = { .sa_handler = on_sigusr1 };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	if (env.store_after) {
 		err = pthread_create(&thr, NULL, store_thread, NULL);
 		if (err) {
@@ -342,7 +364,7 @@ int main(int argc, char **argv)
 	mon_line[0] = 0;
 	ctl = env.c01 ? 1 : 0;
 	begin = __rdtsc();
-	for (i = 0; i < env.count; i++) {
+	for (i = 0; i < env.count && !stop_requested; i++) {
 		uint64_t t0, t1, deadline, d;
 		unsigned char cf;
 
@@ -369,6 +391,7 @@ int main(int argc, char **argv)
 			min = d;
 	}
 	end = __rdtsc();
+	n = i;
 
 	if (env.store_after) {
 		hs.stop = true;
@@ -380,26 +403,26 @@ int main(int argc, char **argv)
 		       "\"capped\": %lu, \"early\": %lu, \"mean\": %llu, \"min\": %llu, "
 		       "\"max\": %llu, \"tsc_begin\": %llu, \"tsc_end\": %llu",
 		       env.insn == INSN_TPAUSE ? "tpause" : "umwait",
-		       env.c01 ? "c01" : "c02", (unsigned long long)env.cycles, env.count,
-		       capped, early, (unsigned long long)(sum / env.count),
-		       (unsigned long long)min, (unsigned long long)max,
+		       env.c01 ? "c01" : "c02", (unsigned long long)env.cycles, n,
+		       capped, early, (unsigned long long)(n ? sum / n : 0),
+		       (unsigned long long)(n ? min : 0), (unsigned long long)max,
 		       (unsigned long long)begin, (unsigned long long)end);
 	else
 		printf("tpause-loop: insn=%s state=%s cycles=%llu waits=%lu capped=%lu "
 		       "early=%lu mean=%llu min=%llu max=%llu tsc_begin=%llu tsc_end=%llu",
 		       env.insn == INSN_TPAUSE ? "tpause" : "umwait",
-		       env.c01 ? "c01" : "c02", (unsigned long long)env.cycles, env.count,
-		       capped, early, (unsigned long long)(sum / env.count),
-		       (unsigned long long)min, (unsigned long long)max,
+		       env.c01 ? "c01" : "c02", (unsigned long long)env.cycles, n,
+		       capped, early, (unsigned long long)(n ? sum / n : 0),
+		       (unsigned long long)(n ? min : 0), (unsigned long long)max,
 		       (unsigned long long)begin, (unsigned long long)end);
-	if (samples) {
-		qsort(samples, env.count, sizeof(*samples), cmp_u64);
+	if (samples && n) {
+		qsort(samples, n, sizeof(*samples), cmp_u64);
 		printf(env.json ? ", \"p50\": %llu, \"p99\": %llu" : " p50=%llu p99=%llu",
-		       (unsigned long long)percentile(samples, env.count, 50),
-		       (unsigned long long)percentile(samples, env.count, 99));
+		       (unsigned long long)percentile(samples, n, 50),
+		       (unsigned long long)percentile(samples, n, 99));
 	}
 	printf(env.json ? "}\n" : "\n");
-	for (i = 0; recs && i < env.count; i++)
+	for (i = 0; recs && i < n; i++)
 		printf("wait %llu %llu %u\n", (unsigned long long)recs[i].tsc,
 		       (unsigned long long)recs[i].cycles, recs[i].cf);
 	free(recs);
