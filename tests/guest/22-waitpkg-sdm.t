@@ -31,13 +31,14 @@ is "$(echo "$out" | sed -n 's/.* trapped=//p')" 10 \
 	"every one trapped right after TPAUSE (the single-step trap was not lost to the interrupt)"
 is "$(cat $d/max_time)" "$old" "max_time restored"
 
-# kmod NAME MAX_TIME: load /lab/kmod/NAME.ko with max_time at MAX_TIME and set
-# line to the last line it logged; returns 1 (and skips TEST) without the module
+# kmod NAME MAX_TIME TEST: load /lab/kmod/NAME.ko with max_time at MAX_TIME
+# and set line to the last line it logged; without the module TEST fails
+# (tests/run builds it against the guest kernel) and it returns 1
 kmod() {
 	ko=/lab/kmod/$1.ko
 	line=
 	if [ ! -e $ko ]; then
-		skip "$3" "no $ko in this boot (tests/run builds it against the guest kernel)"
+		fail "$3" "no $ko in this boot (tests/run builds it against the guest kernel)"
 		return 1
 	fi
 	echo "$2" >$d/max_time

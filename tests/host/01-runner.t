@@ -29,8 +29,17 @@ is "$(printf 'ok 1 - a\nok 2 - b\n# exit: 0\n' | counts no-plan)" "2 1 0" \
 	"tally: no plan line: one failure more"
 is "$(printf 'ok 1 - a\n1..3\n# exit: 0\n' | counts short)" "1 1 0" \
 	"tally: planned 3, ran 1: one failure more"
-is "$(printf 'ok 1 - a # SKIP why\n1..1\n# exit: 0\n' | counts skipped)" "0 0 1" \
-	"tally: a skip with its plan: 1 skipped"
+printf '# comment\n*/x.t\tthe host has no such thing\n' >"$tmp/allow"
+export SKIPS_ALLOW=$tmp/allow
+is "$(printf 'ok 1 - a # SKIP the host has no such thing\n1..1\n# exit: 0\n' | counts s/x.t)" "0 0 1" \
+	"tally: a skip that tests/skips.allow lists for that file and reason: 1 skipped"
+is "$(cat "$tmp/allowed-skips")" "s/x.t: the host has no such thing" \
+	"tally: an allowed skip is noted with its reason for the summary"
+is "$(printf 'ok 1 - a # SKIP another reason\n1..1\n# exit: 0\n' | counts s/x.t)" "0 1 0" \
+	"tally: a skip whose reason the list does not give fails"
+is "$(printf 'ok 1 - a # SKIP the host has no such thing\n1..1\n# exit: 0\n' | counts s/y.t)" "0 1 0" \
+	"tally: a skip the list allows only for another file fails"
+unset SKIPS_ALLOW
 
 clean() {
 	(
@@ -53,9 +62,19 @@ mkdir -p "$tmp/suite/s"
 printf 'echo 1..1\nsleep 300 &\necho $! >%s/child\nsleep 300\necho ok 1\n' "$tmp" >"$tmp/suite/s/a.t"
 printf 'echo 1..1\necho ok 1 - b\n' >"$tmp/suite/s/b.t"
 LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=2 busybox sh "$top/tests/run-guest" s >"$tmp/rg.out" 2>/dev/null
-is "$(grep -v '^1\.\.' "$tmp/rg.out" | tr '\n' '|')" \
+# without the timer checks' sections
+is "$(awk '/^# file: s\/timers-after-/ { t = 1; next } /^# file: / || /^# suite done/ { t = 0 } !t' "$tmp/rg.out" |
+	grep -v '^1\.\.' | tr '\n' '|')" \
 	"# file: s/a.t|not ok - a.t was still running after 2 s: killed|# exit: 137|# file: s/b.t|ok 1 - b|# exit: 0|# suite done: s|" \
 	"run-guest: a hung file is killed after LAB_TEST_TIMEOUT and fails; the next runs"
+is "$(grep -A1 '^# file: s/timers-after-' "$tmp/rg.out" | grep -c "^ok 1 - every online CPU's timer fired after [ab].t")" 2 \
+	"run-guest: after each file, a test that every online CPU's timer fires, naming the file"
+# a probe that outlives the bound stands for a dead timer: that test fails
+LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=2 LAB_TIMER_BOUND=1 LAB_TIMER_PROBE="sleep 10" \
+	busybox sh "$top/tests/run-guest" s b.t >"$tmp/rg-dead.out" 2>/dev/null
+is "$(grep -A1 '^# file: s/timers-after-b.t' "$tmp/rg-dead.out" | sed -n 2p)" \
+	"not ok 1 - every online CPU's timer fired after b.t" \
+	"run-guest: a CPU whose pinned sleep outlives LAB_TIMER_BOUND fails the timer test after that file"
 child=$(cat "$tmp/child" 2>/dev/null)
 check "run-guest: what the hung file started in the background is killed too" \
 	bash -c '[ -n "$1" ] || exit 1

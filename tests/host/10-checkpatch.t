@@ -22,7 +22,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 src=${LAB_KERNEL_SRC:-}
 if [ -z "$src" ] || [ ! -x "$src/scripts/checkpatch.pl" ]; then
-	skip "checkpatch --strict on patches/" \
+	fail "checkpatch --strict on patches/" \
 		"LAB_KERNEL_SRC is not set to a kernel tree with scripts/checkpatch.pl"
 	done_testing
 	exit

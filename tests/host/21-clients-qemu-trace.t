@@ -16,13 +16,10 @@ boots=()
 for b in main:qemu-trace distro:qemu-trace-distro; do
 	log=${LAB_RESULTS:-}/guest-${b%%:*}.log
 	trace=${LAB_RESULTS:-}/${b#*:}.log
-	[ -s "$log" ] && [ -s "$trace" ] && grep -q '^# client ' "$log" && boots+=("$b")
+	need_input "$log" '^# client ' "the clients' test of the ${b%%:*} boot"
+	need_input "$trace" 'waitpkg_wait_ctx ' "the ${b%%:*} boot's QEMU trace"
+	boots+=("$b")
 done
-if [ ${#boots[@]} -eq 0 ]; then
-	skip "client waits against the QEMU trace" "no guest boot with the clients in this run (tests/run -k filter)"
-	done_testing
-	exit
-fi
 
 # attribute: one line per client run: "LABEL FOUND CR3 TRACE CAPS OTHER WAITS CAPPED"
 # TRACE is OFFSET:WAITS:CAPPED,... over the library's sites (sorted as text,

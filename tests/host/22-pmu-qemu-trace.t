@@ -7,11 +7,8 @@
 
 log=${LAB_RESULTS:-}/guest-main.log
 trace=${LAB_RESULTS:-}/qemu-trace.log
-if [ ! -s "$log" ] || [ ! -s "$trace" ] || ! grep -q '# pmu ' "$log"; then
-	skip "PMU counts against the QEMU trace" "no main guest boot with tests/guest/24-pmu.t in this run (tests/run -k filter)"
-	done_testing
-	exit
-fi
+need_input "$log" '# pmu ' tests/guest/24-pmu.t
+need_input "$trace" 'x86_pmu_' "the main boot's QEMU trace"
 
 # truth BEGIN END (16-digit hex TSCs): the cpl 3 waits in [BEGIN, END]: their
 # number and TSC cycles by the state used, and the PMU's overflows

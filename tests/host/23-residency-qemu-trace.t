@@ -12,20 +12,8 @@
 
 log=${LAB_RESULTS:-}/guest-pmu.log
 trace=${LAB_RESULTS:-}/qemu-trace-pmu.log
-if [ ! -s "$log" ] || [ ! -s "$trace" ]; then
-	skip "residency against the QEMU trace" "no PMU guest boot in this run (tests/run -k filter)"
-	done_testing
-	exit
-fi
-if ! grep -q '^# residency ' "$log"; then
-	if grep -q 'SKIP .*no core PMU' "$log"; then
-		skip "residency against the QEMU trace" "$(grep -m1 -o 'no core PMU.*' "$log")"
-	else
-		fail "the PMU guest printed residency lines" "none in $log"
-	fi
-	done_testing
-	exit
-fi
+need_input "$log" '^# residency ' tests/guest-pmu/40-umwait-trace-residency.t
+need_input "$trace" 'waitpkg_wait ' "the PMU boot's QEMU trace"
 
 # truth: one line per residency line, "LABEL CPU WINDOW ERR CYCLES C01 C02 C0WAIT T01 T02"
 # (T01/T02: TSC cycles the trace saw the vCPU waiting in C0.1/C0.2 inside the window)

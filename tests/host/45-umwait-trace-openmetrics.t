@@ -7,11 +7,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 
 log=${LAB_RESULTS:-}/guest-main.log
-if [ ! -s "$log" ] || ! grep -q '^om-caps| ' "$log"; then
-	skip "OpenMetrics checks" "no main guest boot with 48-umwait-trace-installed.t in this run (tests/run -k filter)"
-	done_testing
-	exit
-fi
+need_input "$log" '^om-caps\| ' tests/guest/48-umwait-trace-installed.t
 for tool in promtool prometheus-node-exporter curl python3; do
 	command -v $tool >/dev/null || {
 		fail "$tool is installed (vm/setup-host)"

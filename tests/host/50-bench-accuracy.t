@@ -109,6 +109,6 @@ if [ -x "$hs" ]; then
 	"$hs" 10k 5 >/dev/null 2>&1
 	is "$?" 2 "host-spin refuses a length that is not a number (exit 2)"
 else
-	skip "host-spin" "$hs is not built (make tools)"
+	fail "host-spin" "$hs is not built (make tools)"
 fi
 done_testing

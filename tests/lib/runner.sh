@@ -3,6 +3,17 @@
 # boot's kernel log.  Uses the caller's top (the clone) and out (the results
 # directory), and counts into its passed, failed and skipped.
 
+# skip_allowed NAME REASON: tests/skips.allow lists this skip
+skip_allowed() {
+	local pat reason
+	while IFS=$'\t' read -r pat reason; do
+		case "$pat" in '' | '#'*) continue ;; esac
+		# shellcheck disable=SC2254
+		case "$1" in $pat) [ "$2" = "$reason" ] && return 0 ;; esac
+	done <"${SKIPS_ALLOW:-$top/tests/skips.allow}"
+	return 1
+}
+
 # tally NAME < TAP: count one test file's results, echo them with its name; a
 # file without a plan line ("1..N"), or that ran other than N tests, fails
 tally() {
@@ -12,8 +23,15 @@ tally() {
 		1..[0-9]*)
 			plan=${line#1..} ;;
 		"ok "*"# SKIP"*)
-			skipped=$((skipped + 1)); nrun=$((nrun + 1))
-			echo "  $line" ;;
+			nrun=$((nrun + 1))
+			if skip_allowed "$name" "${line#*# SKIP }"; then
+				skipped=$((skipped + 1))
+				echo "  $line"
+				printf '%s: %s\n' "$name" "${line#*# SKIP }" >>"$out/allowed-skips"
+			else
+				failed=$((failed + 1)); nfail=$((nfail + 1))
+				echo "  not ok - $name skipped a test, and tests/skips.allow does not allow it: $line"
+			fi ;;
 		"ok "*)
 			passed=$((passed + 1)); nrun=$((nrun + 1))
 			echo "  $line" ;;
@@ -51,6 +69,7 @@ split_suites() {
 		"# file: "*)
 			[ -n "$name" ] && { echo "$name"; tally "$name" <"$section"; }
 			name=$pfx${line#\# file: }
+			printf '%s\n' "$name" >>"$out/ran"
 			: >"$section" ;;
 		"# suite done: "*)
 			[ -n "$name" ] && { echo "$name"; tally "$name" <"$section"; }
@@ -81,14 +100,42 @@ kernel_clean() {
 	fi
 }
 
+# stage NAME CMD...: run CMD, note how long it took in $out/stages ("NAME
+# SECONDS [cached]": cached when a vm/ensure built nothing); CMD's stdout is
+# the stage's; its status is returned
+stage() {
+	local name=$1 t0 rc note= err
+	shift
+	err=$out/stage-$(printf '%s' "$name" | tr -c 'a-z0-9.' _).err
+	t0=$(date +%s)
+	"$@" 2>"$err"
+	rc=$?
+	cat "$err" >&2
+	grep -q 'ensure: building' "$err" || case "$*" in *vm/ensure*) note=" cached" ;; esac
+	printf '%s\t%s%s\n' "$name" $(($(date +%s) - t0)) "$note" >>"$out/stages"
+	return $rc
+}
+
+# expect_ran NAME...: each test file NAME must have printed a section
+expect_ran() {
+	local f
+	for f in "$@"; do
+		grep -qxF -- "$f" "$out/ran" 2>/dev/null && continue
+		failed=$((failed + 1))
+		echo "  not ok - $f never ran (its boot ended before it, or it printed no '# file:' line)"
+	done
+}
+
 # boot NAME VMRUN_ARGS... -- CMD: run a guest suite and account for it
 boot() {
-	local name=$1 rc
+	local name=$1 rc t0
 	shift
 	echo "== boot: $name"
+	t0=$(date +%s)
 	"$top/vm/run" --no-build --console "$out/console-$name.log" "$@" \
 		>"$out/guest-$name.log" 2>"$out/guest-$name.err"
 	rc=$?
+	printf 'boot %s\t%s\n' "$name" $(($(date +%s) - t0)) >>"$out/stages"
 	split_suites "$out/guest-$name.log"
 	if ! grep -q '^# suite done' "$out/guest-$name.log"; then
 		failed=$((failed + 1))

@@ -81,6 +81,22 @@ skip() {
 	echo "ok $_tap_n - $1 # SKIP $2"
 }
 
+# need_input FILE [PATTERN [WHAT]]: a cross-check's input must be there (and
+# hold a line matching the extended regex PATTERN): a missing input is a
+# failure, never a skip, and ends the file (its plan printed). WHAT names the
+# test file that writes it.
+need_input() {
+	if [ ! -s "$1" ]; then
+		fail "input $1 is there" "missing or empty: ${3:-the guest run that writes it} did not run (tests/run without -k, or -k matching it too)"
+	elif [ -n "${2:-}" ] && ! grep -qE -- "$2" "$1"; then
+		fail "input $1 has lines matching '$2'" "none: ${3:-the guest run that writes them} did not run or printed nothing"
+	else
+		return 0
+	fi
+	done_testing
+	exit 1
+}
+
 done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_failed" -eq 0 ]
