@@ -8,7 +8,8 @@
 #   make test       run the whole test suite (ends with "N passed, N failed, N skipped")
 #   make test-suspend  only the S3 test (three cycles, part of make test too)
 #   make soak       writers, hotplug, fuzz and tracers at once (SOAK_SECONDS, default 120)
-#   make bench      what the lab and umwait-trace cost, side by side (table + build/bench.json)
+#   make bench      what the lab and umwait-trace cost, side by side (tables, also in
+#                   build/bench.txt, and build/bench.json)
 #   make setup      install the Debian packages the lab needs (root)
 #   make checkpatch run checkpatch --strict on the kernel series
 #   make clean      remove build/ (the cache stays; see vm/cache-dir)
