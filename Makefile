@@ -29,8 +29,11 @@ TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz wai
 TOOLS   += $(BUILD)/tools/write-rate
 # programs on Debian's oneTBB, LLVM OpenMP and DPDK (dynamically linked)
 -include tools/clients/build.mk
-# test fixtures: waits that other paths jump past (tests/fixtures)
+# test fixtures: waits that other paths jump past (tests/fixtures), and the
+# layout corpus: one C file of wait shapes by gcc and clang at -O0/-O2/-O3
 TOOLS   += $(BUILD)/tools/wait-paths $(BUILD)/tools/libwait-sites.so
+LAYOUTS := $(foreach c,gcc clang,$(foreach o,O0 O2 O3,$(BUILD)/tools/layouts-$(c)-$(o)))
+TOOLS   += $(LAYOUTS)
 
 # Debian's programs the guest tests use, copied with their shared libraries
 GUEST_BINS := /usr/bin/trace-cmd /usr/bin/perf
@@ -65,6 +68,10 @@ $(BUILD)/tools/wait-paths: tests/fixtures/wait-paths.c tests/fixtures/wait-sites
 
 $(BUILD)/tools/libwait-sites.so: tests/fixtures/wait-sites.S | $(BUILD)/tools
 	$(CC) $(CFLAGS) -shared -fPIC $(FIXTURE_LDFLAGS) -o $@ $<
+
+# layouts-COMPILER-LEVEL: the compiler's own defaults otherwise (a PIE)
+$(LAYOUTS): $(BUILD)/tools/layouts-%: tests/fixtures/layouts.c tools/clients/client.h | $(BUILD)/tools
+	$(word 1,$(subst -, ,$*)) -$(word 2,$(subst -, ,$*)) -g -mwaitpkg -Wall -Wextra -Werror -o $@ $<
 
 $(BUILD)/tools:
 	mkdir -p $@

@@ -6,10 +6,12 @@
  *
  * caps:   a uprobe on the instruction right after each TPAUSE/UMWAIT sees the
  *         instruction's CF in pt_regs->flags (CF=1: the OS time limit,
- *         IA32_UMWAIT_CONTROL[31:2], ended the wait).  The attach cookie is the
- *         site's index in user space's table.  A direct branch that jumps to
- *         that next instruction gets a uprobe that marks the thread when the
- *         branch is about to be taken: that arrival is not a wait
+ *         IA32_UMWAIT_CONTROL[31:2], ended the wait).  An arrival there with
+ *         one of the flags the instructions clear set is no wait.  A direct
+ *         branch there that the flags cannot tell apart gets a uprobe that
+ *         marks the thread, for that site, when the branch is about to be
+ *         taken: that arrival is not a wait either.  One program serves
+ *         every probe; its cookie says what the instruction is to which site
  *         (umwait-trace.h).  With --hist a uprobe on the site itself notes
  *         when the thread started to wait.  A thread's notes go when it
  *         exits, and a process's counts are handed to user space then.
@@ -42,11 +44,11 @@ struct {
 	__type(value, struct start_val);
 } start SEC(".maps");
 
-/* threads about to arrive after a site by a jump */
+/* threads about to arrive after a site by a jump: (thread, site) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_THREADS);
-	__type(key, u32);
+	__type(key, struct jump_key);
 	__type(value, struct jump_val);
 } jumped SEC(".maps");
 
@@ -87,7 +89,7 @@ __u64 dropped_counts;	/* sites map full: a wait not counted */
 __u64 dropped_starts;	/* start map full: a wait not seen starting */
 __u64 dropped_jumps;	/* jumped map full: a jump counted as a wait */
 __u64 lost_exits;	/* exits ring buffer full: user space sweeps instead */
-__u64 unpaired;		/* arrivals after a site by a jump: not counted */
+__u64 unpaired;		/* arrivals after a site that were not its wait: not counted */
 __u64 unended;		/* --hist: waits whose end never came (site passed again, or the thread died) */
 __u64 inflight;		/* --hist: waits under way (start entries) */
 
@@ -122,7 +124,7 @@ int BPF_KPROBE(wait_enter)
 	u64 id = bpf_get_current_pid_tgid();
 	struct start_val sv = {
 		.ts = bpf_ktime_get_ns(),
-		.site = COOKIE_SITE(bpf_get_attach_cookie(ctx)),
+		.site = (u32)bpf_get_attach_cookie(ctx),
 	};
 	struct start_val *old;
 	u32 tid = (u32)id;
@@ -187,56 +189,31 @@ static __always_inline bool branch_taken(struct pt_regs *regs, u64 cookie)
 	return false;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(jump_to_next)
+/* The probe after site SITE: count the arrival, unless it was no wait */
+static __always_inline void count_exit(struct pt_regs *ctx, u64 id, u32 site)
 {
-	u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
-	struct jump_val j = {
-		.site = COOKIE_SITE(cookie),
-		/* where the stack will be on arrival: a CALL pushes its return */
-		.sp = ctx->sp - (COOKIE_BRANCH(cookie) == BRANCH_CALL ? 8 : 0),
-	};
-	u32 tid = (u32)id;
-
-	if (!armed || (targ_tgid && (id >> 32) != targ_tgid))
-		return 0;
-	if (!branch_taken(ctx, cookie))
-		return 0;
-	if (bpf_map_update_elem(&jumped, &tid, &j, BPF_ANY))
-		__sync_fetch_and_add(&dropped_jumps, 1);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(wait_exit)
-{
-	u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	bool capped = ctx->flags & X86_EFLAGS_CF_BIT;
-	struct site_key key = {
-		.tgid = id >> 32,
-		.site = COOKIE_SITE(cookie),
-	};
+	struct site_key key = { .tgid = id >> 32, .site = site };
+	struct jump_key jk = { .tid = (u32)id, .site = site };
 	struct jump_val *jump;
 	struct start_val *sv;
 	struct hist_key hkey;
 	struct site_val *val;
 	struct hist *hist;
 	u32 tid = (u32)id;
+	bool marked = false;
 	u8 one = 1;
 	u64 slot;
 
-	if (!armed || (targ_tgid && key.tgid != targ_tgid))
-		return 0;
-	jump = bpf_map_lookup_elem(&jumped, &tid);
+	jump = bpf_map_lookup_elem(&jumped, &jk);
 	if (jump) {
 		/* the jump's own arrival, or a mark it never used (a signal handler left) */
-		bool mine = jump->site == key.site && jump->sp == ctx->sp;
-
-		bpf_map_delete_elem(&jumped, &tid);
-		if (mine) {
-			__sync_fetch_and_add(&unpaired, 1);
-			return 0;
-		}
+		marked = jump->sp == ctx->sp;
+		bpf_map_delete_elem(&jumped, &jk);
+	}
+	if (marked || (ctx->flags & X86_EFLAGS_NOT_WAIT)) {
+		__sync_fetch_and_add(&unpaired, 1);
+		return;
 	}
 
 	val = bpf_map_lookup_elem(&sites, &key);
@@ -257,11 +234,11 @@ int BPF_KPROBE(wait_exit)
 
 hist:
 	if (!targ_hist)
-		return 0;
+		return;
 	sv = bpf_map_lookup_elem(&start, &tid);
 	if (!sv)
-		return 0;	/* under way at attach, or not noted (start map full) */
-	if (sv->site != key.site) {
+		return;	/* under way at attach, or not noted (start map full) */
+	if (sv->site != site) {
 		/* another site's start: that wait's end went unseen */
 		__sync_fetch_and_add(&unended, 1);
 		goto out;
@@ -269,7 +246,7 @@ hist:
 	slot = log2_u64(bpf_ktime_get_ns() - sv->ts);
 	if (slot >= MAX_SLOTS)
 		slot = MAX_SLOTS - 1;
-	hkey.site = key.site;
+	hkey.site = site;
 	hkey.capped = capped;
 	hist = lookup_or_init(&hists, &hkey, &zero_hist);
 	if (!hist)
@@ -279,6 +256,40 @@ hist:
 out:
 	if (!bpf_map_delete_elem(&start, &tid))
 		__sync_fetch_and_sub(&inflight, 1);
+}
+
+/*
+ * Every probe caps places: the instruction after a site (count), a branch
+ * to one (mark a taken jump), or both (an instruction after one wait that
+ * jumps to the instruction after another): the count first, so that the
+ * mark it leaves is the jump's own.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_probe)
+{
+	u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	u32 exit_site = COOKIE_EXIT(cookie), jump_site = COOKIE_JUMP(cookie);
+	struct jump_key jk = { .tid = (u32)id, .site = jump_site - 1 };
+	struct jump_val j = {
+		/* where the stack will be on arrival: a CALL pushes its return */
+		.sp = ctx->sp - (COOKIE_BRANCH(cookie) == BRANCH_CALL ? 8 : 0),
+	};
+
+	if (!armed || (targ_tgid && (id >> 32) != targ_tgid))
+		return 0;
+	if (exit_site)
+		count_exit(ctx, id, exit_site - 1);
+	if (jump_site && branch_taken(ctx, cookie) &&
+	    bpf_map_update_elem(&jumped, &jk, &j, BPF_ANY))
+		__sync_fetch_and_add(&dropped_jumps, 1);
+	return 0;
+}
+
+/* task_exit: a thread's marks go with it */
+static long drop_marks(void *map, struct jump_key *key, struct jump_val *val, u32 *tid)
+{
+	if (key->tid == *tid)
+		bpf_map_delete_elem(map, key);
 	return 0;
 }
 
@@ -299,7 +310,7 @@ int BPF_PROG(task_exit, struct task_struct *p)
 		__sync_fetch_and_add(&unended, 1);
 		__sync_fetch_and_sub(&inflight, 1);
 	}
-	bpf_map_delete_elem(&jumped, &tid);
+	bpf_for_each_map_elem(&jumped, drop_marks, &tid, 0);
 	/* the last thread of the process (do_exit() counted it out of signal->live) */
 	if (BPF_CORE_READ(p, signal, live.counter) || bpf_map_delete_elem(&procs, &tgid))
 		return 0;

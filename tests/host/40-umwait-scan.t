@@ -114,17 +114,81 @@ check_library() {
 		}
 	done < <("$ut" sites "$f")
 	is "$bad" 0 "$label: each site's file offset holds that instruction"
-	# direct branches to the instruction after each site (caps probes them)
-	is "$("$ut" sites -v "$f" 2>&1 >/dev/null | sed -n 's/^umwait-trace: warning: [^ ]* \(0x[0-9a-f]*\): \([0-9]*\) direct branch.*/\1 \2/p')" \
+	# direct branches to the instruction after each site (sites -v: arrival lines)
+	is "$("$ut" sites -v "$f" | awk '/^[^ ]/ { off = $2 } /^  arrival / { n[off]++ }
+		END { for (o in n) print o, n[o] }' | sort)" \
 		"$(while read -r _ off vaddr _ _; do
 			n=$(objdump_branches_to "$f" $(printf '%x' $((vaddr + $(insn_len "$f" "$off")))))
 			[ "$n" -gt 0 ] && echo "$off $n"
-		done < <("$ut" sites "$f"))" \
+		done < <("$ut" sites "$f") | sort)" \
 		"$label: each site's count of direct branches to the instruction after it is objdump's"
 	is "$("$ut" sites "$f" | awk '{ print $3, $4, $5 }')" \
-		"$("$ut" sites "$f" | while read -r _ _ vaddr insn _; do
-			echo "$vaddr $insn $(objdump_symbol "$f" "$vaddr")"; done)" \
-		"$label: each site's symbol is the one objdump -t/-T says holds it, or '-'"
+		"$("$ut" sites "$f" | while read -r _ _ vaddr insn sym; do
+			want=$(objdump_symbol "$f" "$vaddr")
+			# no symbol holds it: named by its function's unwind entry, as readelf shows it
+			[ "$want" = - ] && [[ $sym == func@* ]] && fde_holds "$f" "${sym#func@}" "$vaddr" && want=$sym
+			echo "$vaddr $insn $want"; done)" \
+		"$label: each site's symbol is the one objdump -t/-T says holds it, else its unwind entry's start (readelf)"
+	path_probes "$label" "$f"
+}
+
+# fde_holds FILE 0xSTART+0xOFF VADDR: an FDE of FILE (readelf) starts at
+# START, covers VADDR, and START + OFF is VADDR
+fde_holds() {
+	local start=${2%%+*} off=${2#*+} lo hi
+	[ $((start + off)) -eq $(($3)) ] || return 1
+	while read -r lo hi; do
+		[ $((0x$lo)) -eq $((start)) ] && [ $((0x$lo)) -le $(($3)) ] && [ $(($3)) -lt $((0x$hi)) ] && return 0
+	done < <(readelf --debug-dump=frames "$1" 2>/dev/null | sed -n 's/.* FDE .* pc=\([0-9a-f]*\)\.\.\([0-9a-f]*\)$/\1 \2/p')
+	return 1
+}
+
+# on_path_probes FILE [ARGS]: the probes sites -v ARGS lists for FILE that lie
+# on a straight-line path into a TPAUSE or UMWAIT, by objdump's disassembly:
+# from the instruction after the probe, through fall-throughs and direct
+# JMPs, up to 64 instructions, until RET, an indirect jump, UD2 or HLT.  A
+# site's own counting probe (after it) is its measurement, not a path probe.
+on_path_probes() {
+	local f=$1
+	shift
+	python3 - "$f" <(objdump -d --no-show-raw-insn "$f") <("$ut" sites -v "$@" "$f") <<-'PY'
+		import re, sys
+		insns, order = {}, []
+		for line in open(sys.argv[2]):
+		    m = re.match(r"\s*([0-9a-f]+):\s+(?:(?:notrack|bnd|rex\S*|data16|cs|ds)\s+)*(\S+)\s*(\S*)", line)
+		    if m:
+		        a = int(m.group(1), 16)
+		        insns[a] = (m.group(2), m.group(3))
+		        order.append(a)
+		nxt = {order[i]: order[i + 1] for i in range(len(order) - 1)}
+		exits, jumps = set(), set()
+		for line in open(sys.argv[3]):
+		    m = re.match(r"  probe 0x[0-9a-f]+ 0x([0-9a-f]+) (exit|jump)", line)
+		    if m:
+		        (exits if m.group(2) == "exit" else jumps).add(int(m.group(1), 16))
+		for p in sorted(jumps - exits):
+		    a, hit = p, None
+		    for step in range(64):
+		        mn, op = insns.get(a, ("?", ""))
+		        if step and mn in ("tpause", "umwait"):
+		            hit = a
+		            break
+		        if mn in ("ret", "ud2", "hlt") or mn == "?" or (mn == "jmp" and not re.match(r"[0-9a-f]+$", op)):
+		            break
+		        if step == 0 and mn == "jmp":
+		            break
+		        a = int(op, 16) if mn == "jmp" else nxt.get(a)
+		        if a is None:
+		            break
+		    if hit is not None:
+		        print("0x%x->0x%x" % (p, hit))
+	PY
+}
+
+# path_probes LABEL FILE: no probe on a wait's own path by default
+path_probes() {
+	is "$(on_path_probes "$2" | paste -sd' ' -)" "" \
+		"$1: no probe caps places lies on a straight-line path into a TPAUSE or UMWAIT (objdump)"
 }
 
 lib=/usr/lib/x86_64-linux-gnu
@@ -134,6 +198,14 @@ check_library libomp5-14 /usr/lib/llvm-14/lib/libomp.so.5
 check_library tpause-loop "$top/build/tools/tpause-loop"
 check_library wait-paths "$top/build/tools/wait-paths"
 check_library libwait-sites "$top/build/tools/libwait-sites.so"
+for b in gcc-O0 gcc-O2 gcc-O3 clang-O0 clang-O2 clang-O3; do
+	check_library layouts-$b "$top/build/tools/layouts-$b"
+done
+# --exact does probe the wait's own path: the check above would see it
+is "$(on_path_probes $lib/librte_eal.so.23 --exact)" "0x3d3e3->0x3d3ef" \
+	"librte-eal23 --exact: the one probe it adds is the jne between UMONITOR and UMWAIT (the path check sees it)"
+cmp_ok "$(for b in gcc-O2 clang-O2; do on_path_probes "$top/build/tools/layouts-$b" --exact; done | grep -c .)" -ge 2 \
+	"layouts --exact: the guard's and the monitor's branches on the wait's path are probed (the path check sees them)"
 
 # The fixtures are a PIE and a shared library whose code's file offsets are
 # not its addresses: caps must probe by offset (checked in the guest).

@@ -25,7 +25,7 @@ client_log() {
 
 # client_caps LIBRARY MAX_TIME LABEL CMD...: run CMD (a client, env
 # settings first) to its end with caps attached to LIBRARY before it starts,
-# at MAX_TIME.  Logs the client's report and caps' rows ("# caps LABEL: PID
+# at MAX_TIME (and caps given $CAPS_ARGS, if set).  Logs the client's report and caps' rows ("# caps LABEL: PID
 # INSN WAITS CAPPED FILE OFFSET", then "unpaired N unended N"); the rows'
 # totals in cl_waits and cl_capped, the client's report line in cl_report.
 client_caps() {
@@ -33,7 +33,7 @@ client_caps() {
 	shift 3
 	cl_waits=x cl_capped=x cl_report=
 	echo "$_mt" >$_cl_ctl/max_time
-	ut_start $_cl_tmp/caps.out caps "$_lib" || return 1
+	ut_start $_cl_tmp/caps.out caps ${CAPS_ARGS:-} "$_lib" || return 1
 	# a generous bound: a client that hangs fails its run, not the suite
 	timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
 	_rc=$?

@@ -2,6 +2,8 @@
 /* umwait-trace: command lines: one struct env, and the argp pieces subcommands share. */
 #include <argp.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,12 +52,34 @@ static int check_output(void)
 	return rc;
 }
 
-/* parse_cmdline: a subcommand's argp parse; bad usage exits EXIT_TROUBLE */
+/*
+ * usage_error: bad usage is one line on stderr, what is wrong and where to
+ * look, and EXIT_TROUBLE; never argp's two (argp_error prints a second line).
+ */
+void usage_error(const struct argp_state *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", state->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see '%s --help')\n", state->name);
+	exit(EXIT_TROUBLE);
+}
+
+/*
+ * parse_cmdline: a subcommand's argp parse; bad usage exits EXIT_TROUBLE.
+ * argp's own errors (an unknown option, one without its value) are off, so
+ * that getopt prints nothing; parse_common_opt() says them in one line.
+ */
 int parse_cmdline(const struct argp *argp, int argc, char **argv)
 {
 	argp_err_exit_status = EXIT_TROUBLE;
-	if (argp_parse(argp, argc, argv, 0, NULL, NULL))
+	if (argp_parse(argp, argc, argv, ARGP_NO_ERRS, NULL, NULL)) {
+		fprintf(stderr, "%s: invalid arguments (see '%s --help')\n", argv[0], argv[0]);
 		return EXIT_TROUBLE;
+	}
 	return check_output();
 }
 
@@ -76,8 +100,9 @@ error_t parse_common_opt(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'p':
-		if (parse_long(arg, 1, &v))
-			argp_error(state, "invalid PID '%s'", arg);
+		/* PID_MAX_LIMIT: no PID is larger; never truncated into another PID */
+		if (parse_long(arg, 1, &v) || v > 4194304)
+			usage_error(state, "invalid PID '%s' (a number from 1 to 4194304)", arg);
 		env.pid = v;
 		break;
 	case 'T':
@@ -94,18 +119,23 @@ error_t parse_common_opt(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "openmetrics"))
 			set_format(FORMAT_OPENMETRICS);
 		else
-			argp_error(state, "invalid format '%s' (text, json or openmetrics)", arg);
+			usage_error(state, "invalid format '%s' (text, json or openmetrics)", arg);
 		break;
 	case 'o':
 		if (!*arg)
-			argp_error(state, "empty output file name");
+			usage_error(state, "empty output file name");
 		env.output = arg;
 		break;
 	case 'v':
 		env.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		usage_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_ERROR:
+		/* getopt stopped at it: an unknown option, or one without its value */
+		usage_error(state, "unknown option, or an option without its value: '%s'",
+			    state->argv[state->next > 1 ? state->next - 1 : 1]);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -118,7 +148,7 @@ void add_file_arg(struct argp_state *state, char *arg)
 {
 	env.files = realloc(env.files, (env.nr_files + 1) * sizeof(*env.files));
 	if (!env.files)
-		argp_failure(state, EXIT_TROUBLE, 0, "out of memory");
+		usage_error(state, "out of memory");
 	env.files[env.nr_files++] = arg;
 }
 
@@ -126,5 +156,5 @@ void add_file_arg(struct argp_state *state, char *arg)
 void need_target(struct argp_state *state)
 {
 	if (!env.pid && !env.nr_files)
-		argp_error(state, "give FILEs or -p PID");
+		usage_error(state, "give FILEs or -p PID");
 }

@@ -35,7 +35,7 @@
 static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
-"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [-T] [--format FMT] [--json]\n"
+"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [--exact] [-T] [--format FMT] [--json]\n"
 "                         [-o FILE] [--max-entries N] [--residency MODE]\n"
 "                         [interval [count]]\n"
 "\n"
@@ -56,6 +56,9 @@ static const char doc[] =
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
 	{ "hist", OPT_HIST, NULL, 0, "Also time each wait: log2 histograms, capped and not", 0 },
+	{ "exact", OPT_EXACT, NULL, 0,
+	  "Also probe branches on a wait's own path, to count exactly where only they can "
+	  "tell (such waits start later: it perturbs)", 0 },
 	{ "max-entries", OPT_MAX_ENTRIES, "N", 0,
 	  "Room for N (process, site) counts and N threads mid-wait at once (default 10240)", 0 },
 	{ "residency", OPT_RESIDENCY, "MODE", 0,
@@ -86,9 +89,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_HIST:
 		env.hist = true;
 		break;
+	case OPT_EXACT:
+		env.exact = true;
+		break;
 	case OPT_MAX_ENTRIES:
 		if (parse_long(arg, 1, &env.max_entries) || env.max_entries > 1 << 24)
-			argp_error(state, "invalid number of entries '%s' (1 to %d)", arg, 1 << 24);
+			usage_error(state, "invalid number of entries '%s' (1 to %d)", arg, 1 << 24);
 		break;
 	case OPT_RESIDENCY:
 		if (!strcmp(arg, "auto"))
@@ -98,18 +104,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "off"))
 			env.residency = RESIDENCY_OFF;
 		else
-			argp_error(state, "invalid --residency '%s' (auto, force or off)", arg);
+			usage_error(state, "invalid --residency '%s' (auto, force or off)", arg);
 		break;
 	case ARGP_KEY_ARG:
 		if (all_digits(arg)) {
 			if (parse_long(arg, 1, &v))
-				argp_error(state, "invalid number '%s'", arg);
+				usage_error(state, "invalid number '%s'", arg);
 			if (!env.interval)
 				env.interval = v;
 			else if (!env.count)
 				env.count = v;
 			else
-				argp_error(state, "unexpected argument '%s'", arg);
+				usage_error(state, "unexpected argument '%s'", arg);
 			break;
 		}
 		add_file_arg(state, arg);
@@ -190,9 +196,10 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 
 /*
  * Until DEADLINE (monotonic seconds) or a signal, handing exited processes
- * to user space as they go; true at the deadline.
+ * to user space as they go; true at the deadline.  No signal is lost: each
+ * ends the wait at once (signals.c).
  */
-static bool sleep_until(struct ring_buffer *rb, double deadline)
+static bool sleep_until(struct loop *l, double deadline)
 {
 	for (;;) {
 		double left = deadline - now_seconds();
@@ -201,10 +208,9 @@ static bool sleep_until(struct ring_buffer *rb, double deadline)
 			return false;
 		if (left <= 0)
 			return true;
-		/* short slices: a signal that lands between the check and the poll waits < 0.2 s */
-		if (left > 0.2)
-			left = 0.2;
-		ring_buffer__poll(rb, (int)(left * 1000) + 1);
+		if (left > 3600)
+			left = 3600;
+		loop_wait(l, (int)(left * 1000) + 1);
 	}
 }
 
@@ -214,10 +220,10 @@ int cmd_caps(int argc, char **argv)
 	struct snapshot prev = {};
 	struct residency *res = NULL;
 	struct ring_buffer *rb = NULL;
+	struct loop loop = { .epfd = -1, .sfd = -1 };
 	struct bpf_program *prog;
 	double start, tick;
-	int i, err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0;
-	bool need_jumps = false;
+	int err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0;
 
 	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
@@ -244,12 +250,9 @@ int cmd_caps(int argc, char **argv)
 		bpf_map__set_max_entries(obj->maps.start, env.max_entries);
 		bpf_map__set_max_entries(obj->maps.jumped, env.max_entries);
 	}
-	for (i = 0; i < scan.nr_sites; i++)
-		need_jumps |= scan.sites[i].nr_branches > 0;
 	bpf_object__for_each_program(prog, obj->obj)
-		bpf_program__set_autoload(prog, prog == obj->progs.wait_exit ||
+		bpf_program__set_autoload(prog, prog == obj->progs.on_probe ||
 					  prog == obj->progs.task_exit ||
-					  (need_jumps && prog == obj->progs.jump_to_next) ||
 					  (env.hist && prog == obj->progs.wait_enter));
 	err = umwait_trace_bpf__load(obj);
 	if (err) {
@@ -277,7 +280,10 @@ int cmd_caps(int argc, char **argv)
 	}
 	/* every probe in place: from now on they count */
 	obj->bss->armed = true;
-	install_signals();
+	if (loop_open(&loop, rb)) {
+		die_msg("cannot wait for signals and exits (signalfd, epoll): %s", strerror(errno));
+		goto out;
+	}
 	res = residency_open(env.residency);
 	if (env.format == FORMAT_TEXT && !residency_available(res)) {
 		printf("C0.x residency: unavailable (%s)\n", residency_reason(res));
@@ -296,7 +302,7 @@ int cmd_caps(int argc, char **argv)
 	start = tick = now_seconds();
 	attach_time = time(NULL);
 	while (!exiting) {
-		bool due = sleep_until(rb, env.interval ? tick + env.interval : start + 1e9);
+		bool due = sleep_until(&loop, env.interval ? tick + env.interval : start + 1e9);
 
 		if (dump_requested) {
 			dump_requested = 0;
@@ -316,6 +322,7 @@ int cmd_caps(int argc, char **argv)
 		goto out;
 	rc = 0;
 out:
+	loop_close(&loop);
 	snapshot_drop(&prev);
 	caps_detach();
 	ring_buffer__free(rb);

@@ -20,6 +20,7 @@ int caps_scan_targets(struct scan *scan)
 {
 	int i, n, rc = 0;
 
+	scan->exact_mode = env.exact;
 	if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
 		die_msg("no process with PID %d", env.pid);
 		return EXIT_TROUBLE;
@@ -43,16 +44,16 @@ int caps_scan_targets(struct scan *scan)
 	return 0;
 }
 
-static int attach_one(struct bpf_program *prog, const struct scan *scan, const struct site *s,
+static int attach_one(struct bpf_program *prog, const struct scan *scan, int file,
 		      uint64_t cookie, uint64_t offset)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
 	struct bpf_link *link;
 
 	link = bpf_program__attach_uprobe_opts(prog, env.pid ? env.pid : -1,
-					       scan->files[s->file].attach, offset, &uo);
+					       scan->files[file].attach, offset, &uo);
 	if (!link) {
-		warn_msg("cannot attach to %s offset 0x%llx: %s", scan->files[s->file].path,
+		warn_msg("cannot attach to %s offset 0x%llx: %s", scan->files[file].path,
 			 (unsigned long long)offset, strerror(errno));
 		return -1;
 	}
@@ -88,81 +89,132 @@ static int check_unchanged(const struct scan *scan)
 	return 0;
 }
 
-/*
- * The branches that jump to the instruction after site I, each with a probe
- * that tells whether it is taken; the number that could not be probed.
- */
-static int attach_branches(struct umwait_trace_bpf *obj, const struct scan *scan, int i)
+/* One place caps probes: its cookie holds every role it has there */
+struct probe {
+	int file;
+	uint64_t offset;
+	uint64_t cookie;
+};
+
+static int probe_cmp(const void *a, const void *b)
 {
-	const struct site *s = &scan->sites[i];
-	int b, failed = 0;
+	const struct probe *x = a, *y = b;
 
-	for (b = s->branch; b < s->branch + s->nr_branches; b++) {
-		const struct branch *br = &scan->branches[b];
-		uint64_t cookie = COOKIE_MAKE(i, br->kind, br->cc) | (br->ecx ? COOKIE_ECX : 0);
+	if (x->file != y->file)
+		return x->file - y->file;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
 
-		failed += attach_one(obj->progs.jump_to_next, scan, s, cookie, br->offset) < 0;
+/* Every probe caps needs, one per instruction, roles merged; their number */
+static int plan_probes(const struct scan *scan, struct probe **out)
+{
+	struct probe *v = calloc(scan->nr_sites + scan->nr_arrivals + 1, sizeof(*v));
+	int i, a, n = 0, m = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < scan->nr_sites; i++) {
+		const struct site *s = &scan->sites[i];
+
+		if (!s->probed)
+			continue;
+		v[n++] = (struct probe){ s->file, s->next_offset, COOKIE_EXIT_MAKE(i) };
+		for (a = s->arrival; a < s->arrival + s->nr_arrivals; a++) {
+			const struct arrival *ar = &scan->arrivals[a];
+
+			if (ar->how == ARRIVAL_PROBED)
+				v[n++] = (struct probe){ s->file, ar->offset,
+							 COOKIE_JUMP_MAKE(i, ar->kind, ar->cc) |
+							 (ar->ecx ? COOKIE_ECX : 0) };
+		}
 	}
-	return failed;
+	qsort(v, n, sizeof(*v), probe_cmp);
+	for (i = 0; i < n; i++) {
+		if (m && v[m - 1].file == v[i].file && v[m - 1].offset == v[i].offset)
+			v[m - 1].cookie |= v[i].cookie;
+		else
+			v[m++] = v[i];
+	}
+	*out = v;
+	return m;
+}
+
+/* A probe that could not be placed: what its sites lose */
+static void probe_failed(struct scan *scan, const struct probe *p)
+{
+	uint32_t e = COOKIE_EXIT(p->cookie), j = COOKIE_JUMP(p->cookie);
+
+	if (e) {
+		scan->sites[e - 1].probed = false;
+		scan->sites[e - 1].exact = scan->sites[e - 1].exact_capped = false;
+	}
+	if (j) {
+		struct site *s = &scan->sites[j - 1];
+
+		s->exact = s->exact_capped = false;
+		warn_msg("%s 0x%llx (%s): a jump to the instruction after this %s could not be "
+			 "probed: its counts include that jump's arrivals",
+			 scan->files[s->file].path, (unsigned long long)s->offset,
+			 s->symbol[0] ? s->symbol : "-", insn_name(s->insn));
+	}
 }
 
 /*
- * Attach every site; the number attached, -ESRCH if the -p target exited,
- * -ESTALE if a file changed since it was scanned (said on stderr).
- *
- * Per site, in this order: the probes on the branches that jump to the
- * instruction after it, so that no jump is ever counted as a wait; the
- * probe on that instruction, which counts (if it fails, the branch probes
- * go again); with --hist, the probe on the site itself, which only times.
+ * Attach every probe; the number of sites counted, -ESRCH if the -p target
+ * exited, -ESTALE if a file changed since it was scanned (said on stderr).
+ * Each site that is not counted, or not exactly, is said once, with why.
+ * Nothing counts before every probe is in place (armed, caps.c).
  */
 int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int *nr_files)
 {
-	int i, attached = 0, timed = 0, first;
+	struct probe *probes = NULL;
+	int i, n, attached = 0, timed = 0;
 	bool *file_used;
 
 	if (check_unchanged(scan))
 		return -ESTALE;
-	links = calloc(2 * scan->nr_sites + scan->nr_branches, sizeof(*links));
-	file_used = calloc(scan->nr_files, sizeof(*file_used));
-	if (!links || !file_used) {
+	if (scan->nr_sites > COOKIE_SITES_MAX) {
+		die_msg("%d sites: more than caps can tell apart (%d)", scan->nr_sites,
+			COOKIE_SITES_MAX);
+		return -E2BIG;
+	}
+	n = plan_probes(scan, &probes);
+	links = calloc(n + scan->nr_sites + 1, sizeof(*links));
+	file_used = calloc(scan->nr_files + 1, sizeof(*file_used));
+	if (n < 0 || !links || !file_used) {
+		free(probes);
 		free(file_used);
 		return -ENOMEM;
 	}
-	for (i = 0; i < scan->nr_sites; i++) {
-		struct site *s = &scan->sites[i];
-		const char *path = scan->files[s->file].path, *insn = insn_name(s->insn);
-		int blind;
-
+	for (i = 0; i < n; i++) {
 		/* checked first: libbpf's own warnings would precede ours */
 		if (target_gone()) {
 			attached = -ESRCH;
-			break;
+			goto out;
 		}
-		if (!s->next_ok) {
-			warn_msg("%s 0x%llx (%s): the kernel cannot uprobe the instruction after "
-				 "this %s: not counted", path, (unsigned long long)s->offset,
-				 s->symbol, insn);
+		if (attach_one(obj->progs.on_probe, scan, probes[i].file, probes[i].cookie,
+			       probes[i].offset))
+			probe_failed(scan, &probes[i]);
+	}
+	for (i = 0; i < scan->nr_sites; i++) {
+		struct site *s = &scan->sites[i];
+		const char *path = scan->files[s->file].path, *sym = s->symbol[0] ? s->symbol : "-";
+
+		if (!s->probed) {
+			warn_msg("%s 0x%llx (%s): %s", path, (unsigned long long)s->offset, sym,
+				 s->why[0] ? s->why : "not counted: its probe could not be placed");
 			continue;
 		}
-		first = nr_links;
-		blind = s->nr_blind + attach_branches(obj, scan, i);
-		if (attach_one(obj->progs.wait_exit, scan, s, i, s->next_offset)) {
-			while (nr_links > first)
-				bpf_link__destroy(links[--nr_links]);
-			continue;
-		}
-		s->exact = !blind && !s->next_addr_taken;
-		if (blind)
-			warn_msg("%s 0x%llx (%s): %d jump%s to the instruction after this %s cannot "
-				 "be told apart from its waits: its counts include them", path,
-				 (unsigned long long)s->offset, s->symbol, blind,
-				 blind == 1 ? "" : "s", insn);
-		if (s->next_addr_taken)
-			warn_msg("%s 0x%llx (%s): code loads the address of the instruction after "
-				 "this %s: an indirect jump there would count as a wait", path,
-				 (unsigned long long)s->offset, s->symbol, insn);
+		if (!s->exact)
+			warn_msg("%s 0x%llx (%s): %s%s", path, (unsigned long long)s->offset, sym,
+				 s->exact_capped ? "waits inexact, capped exact: " : "inexact: ",
+				 s->why);
+		if (s->perturbs)
+			warn_msg("%s 0x%llx (%s): --exact probes a branch on this %s's own path: "
+				 "each such wait starts later than the program meant", path,
+				 (unsigned long long)s->offset, sym, insn_name(s->insn));
 		if (env.hist) {
-			if (s->site_ok && !attach_one(obj->progs.wait_enter, scan, s, i, s->offset))
+			if (s->site_ok && !attach_one(obj->progs.wait_enter, scan, s->file, i, s->offset))
 				timed++;
 			else
 				warn_msg("%s 0x%llx: waits counted but not timed", path,
@@ -174,13 +226,14 @@ int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int *nr_files)
 	if (timed)
 		warn_msg("--hist probes each TPAUSE/UMWAIT itself to time it: a wait starts "
 			 "later than the program meant, short ones after their deadline");
+out:
 	*nr_files = 0;
 	for (i = 0; i < scan->nr_files; i++)
 		*nr_files += file_used[i];
 	free(file_used);
+	free(probes);
 	return attached;
 }
-
 void caps_detach(void)
 {
 	while (nr_links)

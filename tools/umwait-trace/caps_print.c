@@ -42,7 +42,10 @@ static void json_site(FILE *f, const struct scan *scan, uint32_t idx)
 	fprintf(f, ", \"offset\": %llu, \"vaddr\": %llu, \"insn\": \"%s\", \"symbol\": ",
 		(unsigned long long)s->offset, (unsigned long long)s->vaddr, insn_name(s->insn));
 	json_str(f, s->symbol);
-	fprintf(f, ", \"exact\": %s", s->exact ? "true" : "false");
+	fprintf(f, ", \"exact\": %s, \"exact_capped\": %s, \"perturbs\": %s, \"why\": ",
+		s->exact ? "true" : "false", s->exact_capped ? "true" : "false",
+		s->perturbs ? "true" : "false");
+	json_str(f, s->why);
 }
 
 static void print_json(enum block kind, double secs, const struct scan *scan,
@@ -108,6 +111,8 @@ static void print_text(enum block kind, double secs, const struct scan *scan,
 		       site ? insn_name(site->insn) : "?", (unsigned long long)r->val.waits,
 		       (unsigned long long)r->val.capped, pct(r->val.capped, r->val.waits));
 		print_site(stdout, scan, r->key.site);
+		if (site && !site->exact)
+			printf(" [%s]", site->exact_capped ? "waits inexact" : "inexact");
 		printf("\n");
 	}
 	printf("total: waits=%llu capped=%llu capped%%=%.1f\n", (unsigned long long)waits,
@@ -123,8 +128,9 @@ static void print_text(enum block kind, double secs, const struct scan *scan,
 		       "thread died, or the probe after the site was skipped): not counted\n",
 		       (unsigned long long)x->unended);
 	if (kind == BLOCK_TOTAL && x->unpaired)
-		printf("unpaired: %llu arrivals at the instruction after a site by a jump, not "
-		       "from the wait: not counted\n", (unsigned long long)x->unpaired);
+		printf("unpaired: %llu arrivals at the instruction after a site that were not its "
+		       "wait (a jump, told by its probe or by the flags): not counted\n",
+		       (unsigned long long)x->unpaired);
 	/* system-wide, not the traced processes': a block of its own */
 	residency_print(res, kind == BLOCK_TOTAL);
 }

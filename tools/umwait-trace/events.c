@@ -51,7 +51,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	if (key != 'd')
 		return parse_common_opt(key, arg, state);
 	if (parse_long(arg, 1, &env.duration))
-		argp_error(state, "invalid duration '%s'", arg);
+		usage_error(state, "invalid duration '%s'", arg);
 	return 0;
 }
 
@@ -167,6 +167,7 @@ int cmd_events(int argc, char **argv)
 	struct bpf_link *links[NR_TPS] = {};
 	struct bpf_program *prog, *use[NR_TPS] = {};
 	struct ring_buffer *rb = NULL;
+	struct loop loop = { .epfd = -1, .sfd = -1 };
 	bool exists[NR_TPS];
 	int i, err, found = 0, nr_btf = 0, nr_used = 0, rc = EXIT_TROUBLE;
 	double end;
@@ -226,7 +227,10 @@ int cmd_events(int argc, char **argv)
 		goto out;
 	}
 
-	install_signals();
+	if (loop_open(&loop, rb)) {
+		die_msg("cannot wait for signals and events (signalfd, epoll): %s", strerror(errno));
+		goto out;
+	}
 	for (i = 0; i < NR_TPS; i++)
 		nr_used += !!use[i];
 	fprintf(stderr, "Tracing umwait events (%d tracepoints, %s)... Hit Ctrl-C to end.\n",
@@ -235,8 +239,10 @@ int cmd_events(int argc, char **argv)
 
 	end = env.duration ? now_seconds() + env.duration : 0;
 	while (!exiting && (!end || now_seconds() < end)) {
-		err = ring_buffer__poll(rb, 100);
-		if (err < 0 && err != -EINTR) {
+		double left = end ? end - now_seconds() : 3600;
+
+		err = loop_wait(&loop, left > 3600 ? 3600000 : (int)(left * 1000) + 1);
+		if (err < 0) {
 			die_msg("reading the ring buffer: %s", strerror(-err));
 			goto out;
 		}
@@ -249,6 +255,7 @@ int cmd_events(int argc, char **argv)
 		(unsigned long long)obj->bss->lost_events);
 	rc = 0;
 out:
+	loop_close(&loop);
 	ring_buffer__free(rb);
 	for (i = 0; i < NR_TPS; i++)
 		bpf_link__destroy(links[i]);

@@ -33,23 +33,33 @@ struct site_val {
 };
 
 /*
- * How caps tells a wait from a jump.  The probe on the instruction after a
- * TPAUSE/UMWAIT counts every arrival there; where direct branches elsewhere
- * jump to that instruction too, each branch gets a probe of its own that
- * works out from the saved flags and RCX whether the branch is about to be
- * taken and, if so, marks the thread.  The next arrival of a marked thread
- * at that site is the jump's: discounted as "unpaired", not a wait.  Nothing
- * probes the wait's own path, which would delay it past its deadline.
+ * How caps tells a wait from another arrival at the instruction after it.
+ * The probe there counts every arrival; TPAUSE and UMWAIT clear OF, SF, ZF,
+ * AF and PF, so an arrival with one of them set is never a wait.  Where
+ * direct branches elsewhere jump to that instruction with flags that could
+ * be a wait's, a probe on the branch works out from the saved flags and RCX
+ * whether it is about to be taken and, if so, marks the thread for that
+ * site.  The next arrival of a marked thread at that site is the jump's:
+ * discounted as "unpaired", not a wait.  No probe goes on a wait's own path
+ * unless the user asks (caps --exact); the scanner says which sites that
+ * leaves inexact (scan.h).
  *
- * A probe's cookie: the site's index in user space's table, and for a branch
- * probe what kind of branch it sits on.
+ * One probe per instruction, whatever it is for: its cookie holds the site
+ * it counts (if it is one's next instruction) and the site it jumps to (if
+ * it is a branch there), each plus one (0: none), and what kind of branch.
  */
-#define COOKIE_SITE(c)		((__u32)(c))
-#define COOKIE_BRANCH(c)	((__u32)((c) >> 32) & 0xff)	/* enum branch_kind */
-#define COOKIE_CC(c)		((__u32)((c) >> 40) & 0xf)	/* Jcc: its condition */
-#define COOKIE_ECX		(1ULL << 44)	/* JECXZ/LOOPcc with 0x67: ECX, not RCX */
-#define COOKIE_MAKE(site, kind, cc) \
-	((__u64)(site) | (__u64)(kind) << 32 | (__u64)(cc) << 40)
+#define COOKIE_EXIT(c)		((__u32)((c) & 0xffffff))		/* site + 1, or 0 */
+#define COOKIE_JUMP(c)		((__u32)(((c) >> 24) & 0xffffff))	/* site + 1, or 0 */
+#define COOKIE_BRANCH(c)	((__u32)((c) >> 48) & 0x7)	/* enum branch_kind */
+#define COOKIE_CC(c)		((__u32)((c) >> 51) & 0xf)	/* Jcc: its condition */
+#define COOKIE_ECX		(1ULL << 55)	/* JECXZ/LOOPcc with 0x67: ECX, not RCX */
+#define COOKIE_SITES_MAX	0xfffffe
+#define COOKIE_EXIT_MAKE(site)	((__u64)(site) + 1)
+#define COOKIE_JUMP_MAKE(site, kind, cc) \
+	(((__u64)(site) + 1) << 24 | (__u64)(kind) << 48 | (__u64)(cc) << 51)
+
+/* the flags TPAUSE and UMWAIT clear: one set on arrival proves it no wait */
+#define X86_EFLAGS_NOT_WAIT	0x8d4	/* OF SF ZF AF PF */
 
 enum branch_kind {
 	BRANCH_JMP = 1,		/* always taken */
@@ -61,10 +71,13 @@ enum branch_kind {
 	BRANCH_LOOPNE,		/* ... and !ZF */
 };
 
-/* a branch probe's note for the probe after the site, per thread */
-struct jump_val {
+/* a branch probe's mark for the probe after the site, per thread and site */
+struct jump_key {
+	__u32 tid;
 	__u32 site;
-	__u32 pad;
+};
+
+struct jump_val {
 	__u64 sp;		/* RSP on arrival */
 };
 

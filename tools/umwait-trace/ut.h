@@ -24,6 +24,7 @@ enum {
 	OPT_MAX_ENTRIES,
 	OPT_FORMAT,
 	OPT_RESIDENCY,
+	OPT_EXACT,
 };
 
 /* --format (caps, status); --json is --format json */
@@ -39,6 +40,7 @@ struct env {
 	bool timestamp;
 	bool json;		/* format == FORMAT_JSON */
 	bool hist;
+	bool exact;		/* caps, sites: probe branches on a wait's path too */
 	enum format format;
 	const char *output;	/* -o: openmetrics into this file, else stdout */
 	pid_t pid;		/* -p: 0 = none */
@@ -70,8 +72,17 @@ void setup_libbpf(void);
 int need_root(void);
 int need_btf(void);
 
-/* signals.c */
+/* signals.c: a main loop's wait on its ring buffer (if any) and its signals */
+struct ring_buffer;
+struct loop {
+	int epfd, sfd;
+	struct ring_buffer *rb;
+};
 void install_signals(void);
+int loop_open(struct loop *l, struct ring_buffer *rb);
+/* up to MS ms; then exiting or dump_requested are set as signals came */
+int loop_wait(struct loop *l, int ms);
+void loop_close(struct loop *l);
 double now_seconds(void);
 
 /* output.c */
@@ -86,6 +97,8 @@ int parse_cpulist(const char *path, int **cpus);
 /* args.c */
 int parse_long(const char *arg, long min, long *out);
 int parse_cmdline(const struct argp *argp, int argc, char **argv);
+void usage_error(const struct argp_state *state, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
 error_t parse_common_opt(int key, char *arg, struct argp_state *state);
 void add_file_arg(struct argp_state *state, char *arg);
 void need_target(struct argp_state *state);
