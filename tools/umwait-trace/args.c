@@ -69,14 +69,52 @@ void usage_error(const struct argp_state *state, const char *fmt, ...)
 }
 
 /*
+ * --help, --usage and --version, as argp's own, but exiting: argp's exit
+ * after them is off with ARGP_NO_ERRS (it implies ARGP_NO_EXIT).
+ */
+enum { OPT_USAGE = 0x200 };
+
+static const struct argp_option help_opts[] = {
+	{ "help", '?', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print program version", -1 },
+	{},
+};
+
+static error_t help_parse(int key, char *arg, struct argp_state *state)
+{
+	(void)arg;
+	switch (key) {
+	case '?':
+		/* not argp_state_help(): it prints nothing under ARGP_NO_ERRS */
+		argp_help(state->root_argp, stdout, ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK, state->name);
+		exit(0);
+	case OPT_USAGE:
+		argp_help(state->root_argp, stdout, ARGP_HELP_USAGE, state->name);
+		exit(0);
+	case 'V':
+		printf("%s\n", argp_program_version);
+		exit(0);
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp help_argp = { .options = help_opts, .parser = help_parse };
+
+/*
  * parse_cmdline: a subcommand's argp parse; bad usage exits EXIT_TROUBLE.
  * argp's own errors (an unknown option, one without its value) are off, so
  * that getopt prints nothing; parse_common_opt() says them in one line.
  */
 int parse_cmdline(const struct argp *argp, int argc, char **argv)
 {
+	const struct argp_child kids[] = { { &help_argp, 0, NULL, -1 }, {} };
+	struct argp a = *argp;
+
+	a.children = kids;
 	argp_err_exit_status = EXIT_TROUBLE;
-	if (argp_parse(argp, argc, argv, ARGP_NO_ERRS, NULL, NULL)) {
+	if (argp_parse(&a, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP, NULL, NULL)) {
 		fprintf(stderr, "%s: invalid arguments (see '%s --help')\n", argv[0], argv[0]);
 		return EXIT_TROUBLE;
 	}

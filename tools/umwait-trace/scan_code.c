@@ -47,6 +47,13 @@ bool scan_grow(void **v, int *cap, int nr, size_t size)
 	return true;
 }
 
+/* qsort() that takes an empty array (NULL then) */
+static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n)
+		qsort(v, n, size, cmp);
+}
+
 static int u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -512,7 +519,7 @@ static void merge_funcs(struct ctx *c)
 {
 	int i, n = 0;
 
-	qsort(c->funcs, c->nr_funcs, sizeof(*c->funcs), func_cmp);
+	sort(c->funcs, c->nr_funcs, sizeof(*c->funcs), func_cmp);
 	for (i = 0; i < c->nr_funcs; i++) {
 		struct func f = c->funcs[i];
 
@@ -1082,7 +1089,7 @@ static int entries(struct ctx *c)
 {
 	int i, err = 0;
 
-	qsort(c->insns, c->nr_insns, sizeof(*c->insns), insn_cmp);
+	sort(c->insns, c->nr_insns, sizeof(*c->insns), insn_cmp);
 	for (i = 0; i < c->nr_insns && !err; i++) {
 		const struct insn *x = &c->insns[i];
 
@@ -1102,7 +1109,7 @@ static int entries(struct ctx *c)
 				err = jump_table(c, f, x);
 		}
 	}
-	qsort(c->btargets, c->nr_btargets, sizeof(*c->btargets), btarget_cmp);
+	sort(c->btargets, c->nr_btargets, sizeof(*c->btargets), btarget_cmp);
 	for (i = 0; i < c->nr_funcs && !err; i++)
 		if (c->funcs[i].lsda)
 			err = landing_pads(c, &c->funcs[i]);

@@ -33,8 +33,8 @@ _umwait_trace()
 	case ${words[1]} in
 	status) opts="--format --json --output -o --verbose -v --help" ;;
 	events) opts="--timestamp -T --json --duration -d --verbose -v --help" ;;
-	caps) opts="--pid -p --hist --max-entries --residency --timestamp -T --format --json --output -o --verbose -v --help" ;;
-	sites) opts="--pid -p --verbose -v --help" ;;
+	caps) opts="--pid -p --hist --exact --max-entries --residency --timestamp -T --format --json --output -o --verbose -v --help" ;;
+	sites) opts="--pid -p --exact --verbose -v --help" ;;
 	*) return ;;
 	esac
 	if [[ $cur == -* ]]; then
