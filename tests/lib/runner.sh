@@ -38,6 +38,8 @@ tally() {
 		"not ok "*)
 			failed=$((failed + 1)); nfail=$((nfail + 1)); nrun=$((nrun + 1))
 			echo "  $line" ;;
+		"# seconds: "*)
+			printf '%s\t%s\n' "${line#\# seconds: }" "$name" >>"$out/file-seconds" ;;
 		"# exit: "*)
 			local rc=${line#\# exit: }
 			if [ "$rc" != 0 ] && [ $nfail -eq 0 ]; then
