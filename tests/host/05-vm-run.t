@@ -17,15 +17,35 @@ int main(int argc, char **argv)
 }
 C
 gcc -static -O2 -o "$tmp/my-static-prog" "$tmp/hello.c"
+# a user's library where a user puts one (/lib/x86_64-linux-gnu: through the
+# guest's /lib -> usr/lib link) and a dynamic program that needs it
+cat >"$tmp/lib.c" <<'C'
+int lab_answer(void) { return 42; }
+C
+cat >"$tmp/dyn.c" <<'C'
+#include <stdio.h>
+int lab_answer(void);
+int main(void)
+{
+	printf("dyn: %d\n", lab_answer());
+	return 0;
+}
+C
+gcc -shared -fPIC -o "$tmp/liblabadd.so" "$tmp/lib.c" &&
+	gcc -O2 -o "$tmp/dyn" "$tmp/dyn.c" -L"$tmp" -llabadd
 
 out=$("$top/vm/run" --no-build --smp 2 --timeout 300 --add "$tmp/my-static-prog" \
 	--add "$tmp/my-static-prog:/opt/bin/prog2" \
-	-- '/my-static-prog a b; echo "rc=$?"; /opt/bin/prog2 2>/dev/null; exit 3' 2>"$tmp/err")
+	--add "$tmp/liblabadd.so:/lib/x86_64-linux-gnu/liblabadd.so" --add "$tmp/dyn:/opt/bin/dyn" \
+	-- '/my-static-prog a b; echo "rc=$?"; /opt/bin/prog2 2>/dev/null; /opt/bin/dyn; echo "dyn rc=$?";
+	    [ -L /lib ] && echo "/lib: a link to $(readlink /lib)"; exit 3' 2>"$tmp/err")
 rc=$?
 is "$rc" 3 "vm/run exits with the command's status"
 is "$(echo "$out" | head -n 2)" "$(printf 'hello from /my-static-prog with 2 args\nrc=7')" \
 	"--add HOST_PATH runs the user's static program as /NAME, its output on stdout"
 is "$(echo "$out" | sed -n 3p)" "hello from /opt/bin/prog2 with 0 args" "--add HOST:GUEST puts it at GUEST"
+is "$(echo "$out" | sed -n 4,6p | tr '\n' '|')" "dyn: 42|dyn rc=0|/lib: a link to usr/lib|" \
+	"--add of a library under /lib: placed through the merged-/usr link, which stays; a dynamic program using it runs"
 is "$(grep -c 'to stderr' "$tmp/err")" 1 "the guest command's stderr arrives on stderr"
 
 out=$("$top/vm/run" --no-build --smp 1 --timeout 40 -- 'sleep 600' 2>"$tmp/err")
