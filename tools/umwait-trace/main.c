@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		argv[1] = name;
 		return cmds[i].fn(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "%s: unknown command '%s'\n", UT_NAME, argv[1]);
-	usage(stderr);
+	fprintf(stderr, "%s: unknown command '%s' (status, events, caps or sites; see '%s --help')\n",
+		UT_NAME, argv[1], UT_NAME);
 	return EXIT_TROUBLE;
 }

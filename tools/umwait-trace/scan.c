@@ -41,6 +41,12 @@ const char *arrival_how_name(enum arrival_how how)
 	return names[how];
 }
 
+/* [OFF, OFF + SIZE) lies inside a file of FILE_SIZE bytes */
+static bool inside(uint64_t off, uint64_t size, uint64_t file_size)
+{
+	return off <= file_size && size <= file_size - off;
+}
+
 static int add_file(struct scan *s, const char *shown, const char *attach, const struct stat *st)
 {
 	struct scan_file *f;
@@ -114,12 +120,6 @@ static int has_candidate(int fd, uint64_t off, uint64_t size, uint8_t *buf)
 		done += want;
 	}
 	return 0;
-}
-
-/* [OFF, OFF + SIZE) lies inside a file of FILE_SIZE bytes */
-static bool inside(uint64_t off, uint64_t size, uint64_t file_size)
-{
-	return off <= file_size && size <= file_size - off;
 }
 
 /* Whether any executable part of the file may hold a site; libelf reads only headers */
@@ -213,23 +213,50 @@ static int read_file(int fd, uint8_t **out, size_t *size)
 	return 0;
 }
 
-/* The ELF header of FD, checked: an x86-64 ELF file or a message */
-static int check_elf(int fd, const char *shown)
+/*
+ * The ELF header of FD, checked against the file's SIZE before libelf reads
+ * anything: an x86-64 ELF file whose header tables lie inside it, or a
+ * message.  (libelf takes a section header table past the end for none.)
+ */
+static int check_elf(int fd, const char *shown, uint64_t size)
 {
-	unsigned char id[EI_NIDENT + 20];
-	ssize_t n = pread(fd, id, sizeof(id), 0);
-	uint16_t machine;
+	Elf64_Ehdr eh;
+	ssize_t n = pread(fd, &eh, sizeof(eh), 0);
+	uint64_t shnum = eh.e_shnum;
 
-	if (n < (ssize_t)sizeof(id) || memcmp(id, ELFMAG, SELFMAG)) {
+	if (n < (ssize_t)EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
 		die_msg("%s: not an ELF file", shown);
 		return -ENOEXEC;
 	}
-	memcpy(&machine, id + EI_NIDENT + 2, 2);
-	if (id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != ELFDATA2LSB || machine != EM_X86_64) {
+	if (n >= EI_NIDENT && eh.e_ident[EI_CLASS] == ELFCLASS64 && n < (ssize_t)sizeof(eh)) {
+		die_msg("%s: a truncated ELF file (%zd bytes: its header alone is %zu)", shown, n,
+			sizeof(eh));
+		return -ENOEXEC;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64) {
 		die_msg("%s: not an x86-64 ELF file", shown);
 		return -ENOEXEC;
 	}
+	/* more than 0xff00 sections: the count is in section 0's sh_size */
+	if (!shnum && eh.e_shoff) {
+		Elf64_Shdr sh0;
+
+		if (pread(fd, &sh0, sizeof(sh0), eh.e_shoff) != sizeof(sh0))
+			goto corrupt;
+		shnum = sh0.sh_size;
+	}
+	if ((shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) || shnum > size / sizeof(Elf64_Shdr) ||
+		       !inside(eh.e_shoff, shnum * sizeof(Elf64_Shdr), size))) ||
+	    (eh.e_phnum && (eh.e_phentsize != sizeof(Elf64_Phdr) ||
+			    !inside(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), size))) ||
+	    (!shnum && !eh.e_phnum))
+		goto corrupt;
 	return 0;
+corrupt:
+	die_msg("%s: a corrupt or truncated ELF file (its headers point past its %llu bytes)",
+		shown, (unsigned long long)size);
+	return -ENOEXEC;
 }
 
 int scan_elf(struct scan *s, const char *shown, const char *attach)
@@ -240,7 +267,8 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 	struct stat st;
 	int fd, file, i, err;
 
-	fd = open(attach, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named as a file must not hang the scan */
+	fd = open(attach, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
 		die_msg("cannot open %s: %s", shown, strerror(errno));
@@ -269,7 +297,7 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 		}
 	}
 	elf_version(EV_CURRENT);
-	err = check_elf(fd, shown);
+	err = check_elf(fd, shown, st.st_size);
 	if (err)
 		goto out;
 	err = any_candidate(fd, shown, st.st_size);
