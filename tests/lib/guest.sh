@@ -33,8 +33,23 @@ ut_start() {
 # failed test: where it sleeps goes to the log, then it is killed (ut_rc 137),
 # so that a hang shows up as a failure, not as a suite that never finishes.
 ut_stop() {
+	kill -INT ${1:-$ut_pid}
+	ut_wait "$@"
+}
+
+# ut_stop_frozen [PID]: SIGINT to umwait-trace while it is stopped (SIGSTOP),
+# then SIGCONT: it wakes with the signal and whatever its ring buffer holds
+# unread at once, so only its drain at exit can print that (no sleep that
+# would let it read them first); then as ut_stop
+ut_stop_frozen() {
+	kill -INT ${1:-$ut_pid}
+	kill -CONT ${1:-$ut_pid}
+	ut_wait "$@"
+}
+
+# ut_wait [PID]: wait for umwait-trace to end after a signal, as ut_stop says
+ut_wait() {
 	_pid=${1:-$ut_pid}
-	kill -INT $_pid
 	_i=0
 	while kill -0 $_pid 2>/dev/null && [ -d /proc/$_pid ] &&
 		[ "$(cut -d' ' -f3 /proc/$_pid/stat 2>/dev/null)" != Z ] && [ $_i -lt 3000 ]; do
