@@ -274,7 +274,7 @@ static uint64_t get_n(struct cursor *k, int n)
 	uint64_t v = 0;
 	int i;
 
-	if (k->bad || k->end - k->p < n) {
+	if (k->bad || !k->p || k->end - k->p < n) {
 		k->bad = true;
 		return 0;
 	}
@@ -358,25 +358,25 @@ static struct cie parse_cie(const struct ctx *c, uint64_t vaddr)
 	struct cie cie = { .fde_enc = 0, .lsda_enc = PE_OMIT };
 	struct cursor k = { .vaddr = vaddr };
 	const uint8_t *p = at(c, vaddr, 4);
-	const char *aug;
+	char augbuf[16], *aug = augbuf;
 	uint64_t len;
 	uint8_t version;
+	size_t n = 0;
 
 	if (!p)
 		return cie;
 	len = p[0] | p[1] << 8 | p[2] << 16 | (uint64_t)p[3] << 24;
-	if (len == 0xffffffff || !(p = at(c, vaddr, 4 + len)))
+	if (len < 8 || len == 0xffffffff || !(p = at(c, vaddr, 4 + len)))
 		return cie;
 	k.p = p + 8;	/* length, CIE id */
 	k.end = p + 4 + len;
 	k.vaddr = vaddr + 8;
 	version = (uint8_t)get_n(&k, 1);
-	aug = (const char *)k.p;
-	while (k.p < k.end && *k.p) {
-		k.p++;
-		k.vaddr++;
-	}
-	get_n(&k, 1);
+	/* the augmentation string, which must end inside the record */
+	while (!k.bad && n < sizeof(augbuf) && (augbuf[n] = (char)get_n(&k, 1)))
+		n++;
+	if (k.bad || n == sizeof(augbuf))
+		return cie;
 	get_uleb(&k);	/* code alignment */
 	get_sleb(&k);	/* data alignment */
 	if (version == 1)
@@ -428,8 +428,9 @@ static int eh_frame(struct ctx *c, uint64_t vaddr, uint64_t size)
 		if (!p)
 			break;
 		len = p[0] | p[1] << 8 | p[2] << 16 | (uint64_t)p[3] << 24;
-		if (!len || len == 0xffffffff || !at(c, pos, 4 + len))
-			break;	/* the terminator, or 64-bit DWARF (not in .eh_frame) */
+		/* the terminator, 64-bit DWARF (not in .eh_frame), or past the data */
+		if (len < 4 || len == 0xffffffff || !(p = at(c, pos, 4 + len)))
+			break;
 		id = p[4] | p[5] << 8 | p[6] << 16 | (uint64_t)p[7] << 24;
 		if (id) {
 			uint64_t cie_at = pos + 4 - id;
@@ -438,8 +439,7 @@ static int eh_frame(struct ctx *c, uint64_t vaddr, uint64_t size)
 				cie = parse_cie(c, cie_at);
 				last_cie = cie_at;
 			}
-			k = (struct cursor){ at(c, pos + 8, len - 4), at(c, pos, 4 + len) + 4 + len,
-					     pos + 8, false };
+			k = (struct cursor){ p + 8, p + 4 + len, pos + 8, false };
 			start = get_ptr(&k, cie.fde_enc, 0);
 			range = get_ptr(&k, cie.fde_enc & 0x0f, 0);
 			if (cie.ok && cie.z) {
@@ -481,8 +481,8 @@ static int unwind_info(struct ctx *c)
 		const uint8_t *p;
 		uint64_t frame;
 
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_GNU_EH_FRAME ||
-		    !(p = at(c, ph.p_vaddr, 4)) || p[0] != 1)
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_GNU_EH_FRAME || ph.p_filesz < 4 ||
+		    !(p = at(c, ph.p_vaddr, ph.p_filesz)) || p[0] != 1)
 			continue;
 		k = (struct cursor){ p + 4, p + ph.p_filesz, ph.p_vaddr + 4, false };
 		frame = get_ptr(&k, p[1], ph.p_vaddr);
