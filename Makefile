@@ -34,6 +34,8 @@ TOOLS   += $(BUILD)/tools/write-rate
 TOOLS   += $(BUILD)/tools/wait-paths $(BUILD)/tools/libwait-sites.so
 LAYOUTS := $(foreach c,gcc clang,$(foreach o,O0 O2 O3,$(BUILD)/tools/layouts-$(c)-$(o)))
 TOOLS   += $(LAYOUTS)
+# umwait-trace with a deliberate bug each (tools/umwait-trace/build.mk)
+TOOLS   += $(UT_MUTANTS)
 
 # Debian's programs the guest tests use, copied with their shared libraries
 GUEST_BINS := /usr/bin/trace-cmd /usr/bin/perf

@@ -41,19 +41,25 @@ echo 100000 >$d/max_time
 echo 1 >$d/enable_c02
 echo >$t/trace
 
+# the scripted writes and the hotplug cycle; each result on a line
+writes() {
+	lab-write $d/max_time 400000
+	lab-write $d/max_time 400000		# a no-op
+	lab-write $d/max_time 100001		# rejected
+	lab-write $d/enable_c02 0
+	lab-write $d/enable_c02 n		# a no-op
+	lab-write $d/enable_c02 2		# rejected
+	lab-write $d/max_time 0
+	lab-write $d/enable_c02 1
+	lab-write $d/max_time 100000
+	lab-write /sys/devices/system/cpu/cpu1/online 0
+	lab-write /sys/devices/system/cpu/cpu1/online 1
+}
+results="OK OK EINVAL OK OK EINVAL OK OK OK OK OK"
+
 if ev_start; then
 	ev_freeze
-	is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000"
-	is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000 again (no-op)"
-	is "$(lab-write $d/max_time 100001)" EINVAL "max_time <- 100001 rejected"
-	is "$(lab-write $d/enable_c02 0)" OK "enable_c02 <- 0"
-	is "$(lab-write $d/enable_c02 n)" OK "enable_c02 <- n (no-op)"
-	is "$(lab-write $d/enable_c02 2)" EINVAL "enable_c02 <- 2 rejected"
-	is "$(lab-write $d/max_time 0)" OK "max_time <- 0"
-	is "$(lab-write $d/enable_c02 1)" OK "enable_c02 <- 1"
-	is "$(lab-write $d/max_time 100000)" OK "max_time <- 100000"
-	is "$(lab-write /sys/devices/system/cpu/cpu1/online 0)" OK "cpu1 offline"
-	is "$(lab-write /sys/devices/system/cpu/cpu1/online 1)" OK "cpu1 online"
+	is "$(writes | tr '\n' ' ')" "$results " "the writes: 7 changing, 2 no-ops, 2 rejected, cpu1 offline and online"
 	ev_stop
 	is "$ut_rc" 0 "events exits 0 on Ctrl-C"
 
@@ -76,6 +82,21 @@ cpu_online target=cpu1 max_time=100000 c02=on raw=0x000186a0 old_max_time=$omt o
 		"as many events as the kernel's own trace buffer recorded"
 	is "$(tail -n 1 $tmp/ev.out.err)" "7 events, 0 lost" "the summary counts them, none lost"
 fi
+
+# Negative controls: the same writes traced by umwait-trace with one bug
+# (tests/mutants): the exact check above must fail on each.
+for m in events-no-drain events-drop; do
+	echo >$t/trace
+	UT_BIN=umwait-trace-mutant-$m
+	if ev_start; then
+		ev_freeze
+		writes >/dev/null
+		ev_stop
+		diag "mutant $m printed $(grep -c . $tmp/ev.out) of 7 events"
+		isnt "$(what)" "$want" "mutant $m: the exact check of the events fails on it"
+	fi
+	unset UT_BIN
+done
 
 # --json and -T: the same first event, as an object and with a time stamp
 echo >$t/trace

@@ -201,6 +201,11 @@ check_library libwait-sites "$top/build/tools/libwait-sites.so"
 for b in gcc-O0 gcc-O2 gcc-O3 clang-O0 clang-O2 clang-O3; do
 	check_library layouts-$b "$top/build/tools/layouts-$b"
 done
+# a scanner with the old default (tests/mutants/scan-probe-path.patch: the
+# branches on a wait's own path probed): the check above catches it
+mutant=$top/build/tools/umwait-trace-mutant-scan-probe-path
+is "$(ut=$mutant on_path_probes $lib/librte_eal.so.23)" "0x3d3e3->0x3d3ef" \
+	"mutant scan-probe-path: the path check sees the probe on DPDK's jne between UMONITOR and UMWAIT"
 # --exact does probe the wait's own path: the check above would see it
 is "$(on_path_probes $lib/librte_eal.so.23 --exact)" "0x3d3e3->0x3d3ef" \
 	"librte-eal23 --exact: the one probe it adds is the jne between UMONITOR and UMWAIT (the path check sees it)"

@@ -15,7 +15,8 @@ as_lab() {
 ut_start() {
 	_out=$1
 	shift
-	umwait-trace "$@" >"$_out" 2>"$_out.err" &
+	# UT_BIN: another build (a mutant of tests/mutants) for a negative control
+	${UT_BIN:-umwait-trace} "$@" >"$_out" 2>"$_out.err" &
 	ut_pid=$!
 	_i=0
 	until grep -qE '^(Attached|Tracing)' "$_out.err"; do

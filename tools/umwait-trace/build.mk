@@ -58,6 +58,21 @@ $(UT_OUT)/%.o: $(UT_SRC)/%.c $(UT_HDRS) $(UT_OUT)/umwait-trace.skel.h $(UT_ZYDIS
 $(UT_BIN): $(UT_OBJS) $(UT_ZYDIS) | $(BUILD)/tools
 	$(CC) $(CFLAGS) -o $@ $(UT_OBJS) $(UT_LDLIBS)
 
+# Mutants (tests/mutants/NAME.patch): umwait-trace with one deliberate bug
+# each, which the suite's checks must catch (negative controls): the patch
+# applied to a copy of tools/umwait-trace, built as the tool is, with its
+# BPF skeleton. A patch that no longer applies fails the build: noticed.
+UT_MUTANTS := $(patsubst tests/mutants/%.patch,$(BUILD)/tools/umwait-trace-mutant-%,$(wildcard tests/mutants/*.patch))
+
+$(UT_MUTANTS): $(BUILD)/tools/umwait-trace-mutant-%: tests/mutants/%.patch $(wildcard $(UT_SRC)/*.c) \
+		$(UT_HDRS) $(UT_OUT)/umwait-trace.skel.h $(UT_ZYDIS) | $(BUILD)/tools
+	rm -rf $(UT_OUT)/mutant-$*
+	mkdir -p $(UT_OUT)/mutant-$*
+	cp -r $(UT_SRC) $(UT_OUT)/mutant-$*/
+	patch -s -d $(UT_OUT)/mutant-$* -p2 --fuzz=0 <$<
+	$(CC) $(UT_CFLAGS) -I$(UT_OUT)/mutant-$*/umwait-trace -o $@ $(UT_OUT)/mutant-$*/umwait-trace/*.c \
+		$(UT_LDLIBS)
+
 .PHONY: umwait-trace-zydis
 umwait-trace-zydis:
 
