@@ -12,6 +12,9 @@ out=$("$top/tests/run" -k no-such-test-file 2>&1)
 rc=$?
 is "$rc:$out" "2:tests/run: no test file matches 'no-such-test-file'" \
 	"tests/run -k matching no file: exit 2 and one line"
+# and it finds files where there are some: the check above is not vacuous
+out=$("$top/tests/run" -k no-such-test-file -k 01-runner --list 2>&1)
+is "$?:$out" "0:tests/host/01-runner.t" "tests/run -k ... --list: the files a run would take, one filter of two matching"
 
 # counts NAME < TAP: "passed failed skipped" after runner.sh's tally
 counts() {
