@@ -155,5 +155,42 @@ if ut_start $tmp/caps.out caps --hist --max-entries 32 $wp; then
 	is "$sums" "${1:-x}" "die: and timed (the start map did not fill with dead threads)"
 fi
 
+# 6. a program whose file was deleted while it runs (a library or binary
+#    upgraded under a running service): caps -p reaches the mapping through
+#    /proc/PID/map_files, says so once, and counts its waits; the same file
+#    named twice, or through a link, is traced once (device and inode)
+cp /lab/bin/tpause-loop $tmp/tl-old
+$tmp/tl-old -i tpause -n 1000000 -c 200000 -p 1 --until-signal >$tmp/old.out 2>&1 &
+old=$!
+i=0
+until [ "$(cut -d' ' -f14 /proc/$old/stat 2>/dev/null || echo 0)" != 0 ] || [ $i -ge 300 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+rm $tmp/tl-old
+if ut_start $tmp/caps.out caps -p $old; then
+	check "deleted: caps -p waits for the deleted program's waits" ut_until_waits $ut_pid $tmp/caps.out
+	kill -USR1 $old
+	wait $old
+	ut_stop
+	is "$(grep -c "tl-old (deleted): deleted since $old mapped it: traced through /proc/$old/map_files/" \
+		$tmp/caps.out.err)" 1 "deleted: said once, with the path caps reaches it through"
+	set -- $(sed -n 's/^total: waits=\([0-9]*\) .*/\1/p' $tmp/caps.out | tail -n 1)
+	mine=$(sed -n 's/^tpause-loop: .* waits=\([0-9]*\) .*/\1/p' $tmp/old.out)
+	cmp_ok "${1:-0}" -gt 0 "deleted: caps counted the deleted program's waits (${1:-0} of its ${mine:-?})"
+	cmp_ok "${1:-0}" -le "${mine:-0}" "deleted: never more than the program ran"
+else
+	kill -USR1 $old
+	wait $old
+fi
+ln -sf $wp $tmp/wp-link
+if ut_start $tmp/caps.out caps $wp $wp $tmp/wp-link; then
+	$wp -n 2 -c 20000 >$tmp/a.out 2>&1
+	ut_stop
+	check "one file named three times: attached once (2 sites in 1 file)" grep -q '^Attached 2 sites in 1 file' $tmp/caps.out.err
+	is "$(rows $tmp/caps.out)" "$(fixture $tmp/a.out | awk '{ print $1, $2, $3 }' | sort)" \
+		"one file named three times: each wait counted once"
+fi
+
 rm -rf $tmp
 done_testing
