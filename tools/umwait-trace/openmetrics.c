@@ -83,18 +83,25 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* a label value: backslash, double quote and newline escaped */
+static void label_escape(FILE *f, unsigned char c)
+{
+	if (c == '\\' || c == '"')
+		fprintf(f, "\\%c", c);
+	else if (c == '\n')
+		fputs("\\n", f);
+	else
+		fputc(c, f);
+}
+
+/*
+ * A label value: backslash, double quote and newline escaped, and valid
+ * UTF-8 whatever the name holds (invalid bytes as U+FFFD): one invalid
+ * byte makes a scraper drop the whole file.
+ */
 static void label(FILE *f, const char *name, const char *val, bool first)
 {
 	fprintf(f, "%s%s=\"", first ? "" : ",", name);
-	for (; val && *val; val++) {
-		if (*val == '\\' || *val == '"')
-			fprintf(f, "\\%c", *val);
-		else if (*val == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*val, f);
-	}
+	utf8_write(f, val, label_escape);
 	fputc('"', f);
 }
 

@@ -87,6 +87,8 @@ double now_seconds(void);
 
 /* output.c */
 void format_time(char *buf, size_t len);
+size_t utf8_len(const char *s);
+void utf8_write(FILE *f, const char *s, void (*escape)(FILE *f, unsigned char c));
 void json_str(FILE *f, const char *s);
 double pct(uint64_t part, uint64_t whole);
 
