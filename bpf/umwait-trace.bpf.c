@@ -226,8 +226,14 @@ static __always_inline void count_exit(struct pt_regs *ctx, u64 id, u32 site)
 		__sync_fetch_and_add(&dropped_counts, 1);
 		goto hist;
 	}
-	if (!val->comm[0])
-		bpf_get_current_comm(val->comm, sizeof(val->comm));
+	if (!val->comm[0]) {
+		/* the process's name, not the thread's; and its executable's */
+		struct task_struct *t = (void *)bpf_get_current_task();
+
+		BPF_CORE_READ_STR_INTO(&val->comm, t, group_leader, comm);
+		bpf_probe_read_kernel_str(val->exe, sizeof(val->exe),
+					  BPF_CORE_READ(t, mm, exe_file, f_path.dentry, d_name.name));
+	}
 	__sync_fetch_and_add(&val->waits, 1);
 	if (capped)
 		__sync_fetch_and_add(&val->capped, 1);

@@ -94,8 +94,32 @@ struct signal_struct {
 	atomic_t live;
 };
 
+/* caps: a process's name (its thread-group leader's) and its executable's */
+struct qstr {
+	const unsigned char *name;
+};
+
+struct dentry {
+	struct qstr d_name;
+};
+
+struct path {
+	struct dentry *dentry;
+};
+
+struct file {
+	struct path f_path;
+};
+
+struct mm_struct {
+	struct file *exe_file;
+};
+
 struct task_struct {
 	struct signal_struct *signal;
+	struct task_struct *group_leader;
+	char comm[16];
+	struct mm_struct *mm;
 };
 
 #pragma clang attribute pop

@@ -1,7 +1,8 @@
 # umwait-trace as "make install" put it (/lab/install, staged by the initramfs
 # build): the one static file (no PT_INTERP) runs for status, sites and caps,
-# whose counts must be tpause-loop's own. --format openmetrics writes caps and status into files the node
-# exporter way; the files, and what text and JSON said, go to the log
+# whose counts must be tpause-loop's own. --format prometheus writes caps and
+# status into files the node exporter way, --format openmetrics the same as
+# OpenMetrics 1.0; the files, and what text and JSON said, go to the log
 # ("om-*| " lines) for tests/host/45-umwait-trace-openmetrics.t.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
@@ -65,57 +66,72 @@ is "$?" 0 "sites: exit 0"
 is "$(echo "$out" | awk '{ print $1, $4 }' | sort | tr '\n' ' ')" "$tl tpause $tl umwait " \
 	"sites: one TPAUSE and one UMWAIT in tpause-loop"
 
-# caps, text and openmetrics (-o, 1 s intervals) side by side, against tpause-loop
+# caps as text, as Prometheus text (per site, -o, 1 s intervals) and as
+# OpenMetrics (--per-pid, -o) side by side, against tpause-loop
 echo 100000 >$d/max_time
+# series SAMPLE FILE: the values of SAMPLE's series in FILE, summed
+series() {
+	grep "^$1{" "$2" | awk '{ s += $NF } END { print s + 0 }'
+}
 if ut_start $tmp/caps.out caps $tl; then
 	t_pid=$ut_pid
-	if ut_start $tmp/om.out caps --format openmetrics -o $om/caps.prom $tl 1; then
-		m_pid=$ut_pid
-		$tl -i tpause -n 60 -c 1000000 >$tmp/loop.out 2>&1 &
-		loop_pid=$!
-		wait $loop_pid
-		line=$(cat $tmp/loop.out)
-		eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_]*\)=/r_\1=/g')"
-		echo "# tpause-loop: $line"
-		# an interval's file already holds the process's series before the end
-		wait_for $om/caps.prom "^umwait_waits_total{pid=\"$loop_pid\","
-		check "openmetrics -o: an interval's file has the process's series while caps runs" \
-			grep -q "^umwait_waits_total{pid=\"$loop_pid\"," $om/caps.prom
-		ut_stop $m_pid
-		is "$ut_rc" 0 "openmetrics: caps exits 0 on Ctrl-C"
-	fi
+	ut_start $tmp/prom.out caps --format prometheus -o $om/caps.prom $tl 1 && p_pid=$ut_pid
+	ut_start $tmp/om.out caps --format openmetrics --per-pid -o $tmp/caps.om $tl 1 && o_pid=$ut_pid
+	$tl -i tpause -n 60 -c 1000000 >$tmp/loop.out 2>&1 &
+	loop_pid=$!
+	wait $loop_pid
+	line=$(cat $tmp/loop.out)
+	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_]*\)=/r_\1=/g')"
+	echo "# tpause-loop: $line"
+	# an interval's files hold every wait of the process once it has ended
+	_i=0
+	until [ "$(series umwait_waits_total $om/caps.prom 2>/dev/null)" = "$r_waits" ] &&
+		[ "$(series umwait_waits_total $tmp/caps.om 2>/dev/null)" = "$r_waits" ] || [ $_i -ge 600 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+	cp $om/caps.prom $tmp/caps.prom.last
+	cp $tmp/caps.om $tmp/caps.om.last
+	[ -n "${p_pid:-}" ] && { ut_stop $p_pid; is "$ut_rc" 0 "prometheus: caps exits 0 on Ctrl-C"; }
+	[ -n "${o_pid:-}" ] && { ut_stop $o_pid; is "$ut_rc" 0 "openmetrics: caps exits 0 on Ctrl-C"; }
 	ut_stop $t_pid
 	is "$ut_rc" 0 "text: caps exits 0 on Ctrl-C"
 	totals=$(grep '^total:' $tmp/caps.out | tail -n 1 | sed 's/^total: waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/')
 	is "$totals" "$r_waits $r_capped" "installed caps counts tpause-loop's waits and capped waits exactly"
 	cmp_ok "$r_capped" -gt 0 "some waits were capped (the check is not vacuous)"
-	if [ -n "${m_pid:-}" ]; then
-		f=$om/caps.prom
-		sel="{pid=\"$loop_pid\",comm=\"tpause-loop\",file=\"$tl\","
-		is "$(grep "^umwait_waits_total$sel" $f | awk '{ print $NF }') $(grep "^umwait_capped_total$sel" $f | awk '{ print $NF }')" \
-			"$r_waits $r_capped" "openmetrics: waits_total and capped_total of the process are tpause-loop's"
-		is "$(tail -n 1 $f)" "# EOF" "openmetrics: the file ends in # EOF"
-		is "$(stat -c %a $f)" 644 "openmetrics: the file is readable by the exporter's user (0644)"
-		is "$(ls -A $om)" caps.prom "openmetrics: no temporary file left beside it"
-		is "$(cat $tmp/om.out)" "" "openmetrics -o: nothing on stdout"
-		echo "om-expect| caps pid=$loop_pid waits=$r_waits capped=$r_capped"
-		print_file om-caps $f
-	fi
+	f=$tmp/caps.prom.last
+	is "$(series umwait_waits_total $f) $(series umwait_capped_total $f)" "$r_waits $r_capped" \
+		"prometheus: the waits_total and capped_total of the sites are tpause-loop's"
+	is "$(grep -c '^umwait_waits_total{exe="tpause-loop",file="'$tl'",offset="0x[0-9a-f]*",symbol="[^"]*",insn="\(tpause\|umwait\)"} ' $f)" 2 \
+		"prometheus: a series per site (exe, file, offset, symbol, insn), no pid label: one each for the TPAUSE and the UMWAIT"
+	is "$(grep -c '^# EOF' $f)" 0 "prometheus: text 0.0.4, no # EOF"
+	is "$(ls -A $om)" "" "prometheus -o: the file is removed when caps ends (it would serve stale counts)"
+	is "$(cat $tmp/prom.out $tmp/om.out)" "" "-o: nothing on stdout"
+	f=$tmp/caps.om.last
+	is "$(grep "^umwait_waits_total{pid=\"$loop_pid\",comm=\"tpause-loop\",exe=\"tpause-loop\"," $f |
+		awk '{ s += $NF } END { print s + 0 }')" "$r_waits" "openmetrics --per-pid: the process's series carry pid, comm and exe, and count its waits"
+	is "$(tail -n 1 $f)" "# EOF" "openmetrics: the exposition ends in # EOF"
+	echo "om-expect| caps pid=$loop_pid waits=$r_waits capped=$r_capped"
+	print_file om-caps $tmp/caps.prom.last
+	print_file om-caps-om $tmp/caps.om.last
 fi
 
-# status with cpu2 changed behind the kernel's back: openmetrics and JSON
+# status with cpu2 changed behind the kernel's back: prometheus, openmetrics and JSON
 msr write 2 0xe1 0x61a81
-umwait-trace status --format openmetrics -o $om/status.prom
-is "$?" 1 "status --format openmetrics: exit 1 when a CPU differs, as in text"
+umwait-trace status --format prometheus -o $om/status.prom
+is "$?" 1 "status --format prometheus: exit 1 when a CPU differs, as in text"
+umwait-trace status --format openmetrics >$tmp/status.om
 json=$(umwait-trace status --json)
 msr write 2 0xe1 0x186a0
-check "status -o: the file ends in # EOF" sh -c "tail -n 1 $om/status.prom | grep -qx '# EOF'"
 is "$(grep '^umwait_control_cpu{cpu="2"}' $om/status.prom)" 'umwait_control_cpu{cpu="2"} 400001' \
-	"status openmetrics: cpu2's raw value is what was written to it"
+	"status prometheus: cpu2's raw value is what was written to it"
 is "$(grep '^umwait_control_cpu_match{cpu="2"}' $om/status.prom)" 'umwait_control_cpu_match{cpu="2"} 0' \
-	"status openmetrics: cpu2 does not match"
+	"status prometheus: cpu2 does not match"
+check "status openmetrics: ends in # EOF" sh -c "tail -n 1 $tmp/status.om | grep -qx '# EOF'"
+is "$(stat -c %a $om/status.prom)" 644 "status -o: the file is readable by the exporter's user (0644)"
 echo "om-status-json| $json"
 print_file om-status $om/status.prom
+print_file om-status-om $tmp/status.om
 
 is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"
 rm -rf $tmp

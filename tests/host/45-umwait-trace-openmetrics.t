@@ -1,14 +1,16 @@
 #!/bin/bash
 # Host side of tests/guest/48-umwait-trace-installed.t: the caps and status
 # metrics the installed umwait-trace wrote in the guest ("om-*| " lines of the
-# log) pass Prometheus's own promtool check metrics, and a real node exporter
-# (textfile collector, on 127.0.0.1) serves our series with the values
-# tpause-loop counted and status --json reported.
+# log): the Prometheus text files pass Prometheus's own promtool check
+# metrics, and a real node exporter (textfile collector, on 127.0.0.1) serves
+# our series with the values tpause-loop counted and status --json reported;
+# the OpenMetrics ones pass a strict OpenMetrics parser that is not ours
+# (Debian's python3-prometheus-client), which refuses the text format.
 . "$(dirname "$0")/../lib/tap.sh"
 
 log=${LAB_RESULTS:-}/guest-main.log
 need_input "$log" '^om-caps\| ' tests/guest/48-umwait-trace-installed.t
-for tool in promtool prometheus-node-exporter curl python3; do
+for tool in promtool prometheus-node-exporter curl /usr/bin/python3; do
 	command -v $tool >/dev/null || {
 		fail "$tool is installed (vm/setup-host)"
 		done_testing
@@ -32,9 +34,33 @@ json=$(sed -n 's/^om-status-json| //p' "$log")
 for f in caps status; do
 	out=$(promtool check metrics <"$tmp/textfile/umwait-$f.prom" 2>&1)
 	rc=$?
-	is "$rc" 0 "promtool check metrics accepts the $f metrics"
+	is "$rc" 0 "promtool check metrics accepts the $f metrics (--format prometheus)"
 	[ -n "$out" ] && diag "promtool ($f): $out"
 done
+
+# openmetrics FILE: what a strict OpenMetrics parser says of FILE: "ok N"
+# (N families) or "refused: why"
+openmetrics() {
+	/usr/bin/python3 - "$1" <<-'PY'
+		import sys
+		from prometheus_client.openmetrics.parser import text_string_to_metric_families
+		try:
+		    n = len(list(text_string_to_metric_families(open(sys.argv[1], encoding="utf-8").read())))
+		    print("ok", n)
+		except Exception as e:
+		    print("refused:", e)
+	PY
+}
+for f in caps status; do
+	sed -n "s/^om-$f-om| //p" "$log" >"$tmp/umwait-$f.om"
+	need_input "$tmp/umwait-$f.om" '^# EOF' "tests/guest/48 (--format openmetrics)"
+	is "$(openmetrics "$tmp/umwait-$f.om" | sed 's/ [0-9]*$//')" ok \
+		"a strict OpenMetrics 1.0 parser accepts the $f metrics (--format openmetrics): $(openmetrics "$tmp/umwait-$f.om")"
+done
+case "$(openmetrics "$tmp/textfile/umwait-caps.prom")" in
+refused:*) pass "and refuses the text format 0.0.4 (--format prometheus) as OpenMetrics: the parser is strict" ;;
+*) fail "the strict parser refuses the text format as OpenMetrics" "it accepted it: the check above is vacuous" ;;
+esac
 
 # a free port: bound and released by the kernel's choice
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -67,9 +93,11 @@ for f in caps status; do
 		"node exporter lists umwait-$f.prom"
 done
 grep -E '^umwait_(waits|capped)_total' "$tmp/metrics" | sed 's/^/# scraped: /'
-sel="comm=\"tpause-loop\".*pid=\"$pid\""
-is "$(value umwait_waits_total "$sel")" "$waits" "scraped umwait_waits_total of tpause-loop (pid $pid) is its own count"
-is "$(value umwait_capped_total "$sel")" "$capped" "scraped umwait_capped_total is its capped count"
+sel="exe=\"tpause-loop\""
+is "$(value umwait_waits_total "$sel" | awk '{ s += $1 } END { print s + 0 }')" "$waits" \
+	"scraped umwait_waits_total of tpause-loop's sites add up to its own count"
+is "$(value umwait_capped_total "$sel" | awk '{ s += $1 } END { print s + 0 }')" "$capped" \
+	"scraped umwait_capped_total add up to its capped count"
 is "$(grep '^# TYPE umwait_waits_total ' "$tmp/metrics")" "# TYPE umwait_waits_total counter" \
 	"umwait_waits_total is a counter for the exporter too"
 is "$(grep -c '^umwait_waits_total{.*insn="tpause".*symbol="[^"]*".*' "$tmp/metrics")" 1 \

@@ -34,8 +34,8 @@ static int check_output(void)
 
 	if (!env.output)
 		return 0;
-	if (env.format != FORMAT_OPENMETRICS) {
-		die_msg("--output needs --format openmetrics");
+	if (!FORMAT_METRICS(env.format)) {
+		die_msg("--output needs --format prometheus or openmetrics");
 		return EXIT_TROUBLE;
 	}
 	dir = strdup(env.output);
@@ -154,10 +154,12 @@ error_t parse_common_opt(int key, char *arg, struct argp_state *state)
 			set_format(FORMAT_TEXT);
 		else if (!strcmp(arg, "json"))
 			set_format(FORMAT_JSON);
+		else if (!strcmp(arg, "prometheus"))
+			set_format(FORMAT_PROMETHEUS);
 		else if (!strcmp(arg, "openmetrics"))
 			set_format(FORMAT_OPENMETRICS);
 		else
-			usage_error(state, "invalid format '%s' (text, json or openmetrics)", arg);
+			usage_error(state, "invalid format '%s' (text, json, prometheus or openmetrics)", arg);
 		break;
 	case 'o':
 		if (!*arg)

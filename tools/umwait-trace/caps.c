@@ -51,7 +51,7 @@ static const char doc[] =
 "    umwait-trace caps -p 1234 1 10    # PID 1234, 1 s intervals, 10 times\n"
 "    umwait-trace caps --hist ./app    # and log2 histograms of wait time\n"
 "    umwait-trace caps --json ./app 5  # one JSON object per 5 s interval\n"
-"    umwait-trace caps --format openmetrics -o umwait.prom ./app 15\n";
+"    umwait-trace caps --format prometheus -o umwait.prom ./app 15   # node exporter\n";
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
@@ -65,8 +65,12 @@ static const struct argp_option opts[] = {
 	  "C0.x residency: auto (CPU models known to count it; default), force (any Intel core PMU), off", 0 },
 	{ "timestamp", 'T', NULL, 0, "Include a timestamp with each interval", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per interval and for the totals", 0 },
-	{ "format", OPT_FORMAT, "FORMAT", 0, "text (default), json or openmetrics (counts since attach)", 0 },
-	{ "output", 'o', "FILE", 0, "Metrics into FILE, replaced each interval (openmetrics)", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "text (default), json, prometheus (text 0.0.4) or openmetrics (1.0): metrics count since attach", 0 },
+	{ "output", 'o', "FILE", 0, "Metrics into FILE, replaced each interval, removed at exit", 0 },
+	{ "per-pid", OPT_PER_PID, NULL, 0,
+	  "Metrics: a series per process and site, not per site and executable (one per process "
+	  "ever seen: costly on a host with many short-lived processes)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output (libbpf)", 0 },
 	{},
 };
@@ -91,6 +95,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_EXACT:
 		env.exact = true;
+		break;
+	case OPT_PER_PID:
+		env.per_pid = true;
 		break;
 	case OPT_MAX_ENTRIES:
 		if (parse_long(arg, 1, &env.max_entries) || env.max_entries > 1 << 24)
@@ -130,7 +137,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 static struct scan scan;
-static time_t attach_time;	/* --format openmetrics: the counters' start */
+static time_t attach_time;	/* metrics: the counters' start */
 static struct umwait_trace_bpf *obj;
 
 static uint64_t dropped_reported, lost_exits_swept;
@@ -146,6 +153,22 @@ static void report_drops(void)
 		 "(%u entries; see --max-entries)", (unsigned long long)(d - dropped_reported),
 		 bpf_map__max_entries(obj->maps.sites));
 	dropped_reported = d;
+}
+
+/*
+ * A metrics file that could not be written (ENOSPC, say) is said once and
+ * written again next interval: the counters count since attach, nothing is
+ * lost meanwhile, and caps goes on.
+ */
+static void metrics_written(int err)
+{
+	static bool failing;
+
+	if (err && !failing)
+		warn_msg("the metrics could not be written: trying again each interval");
+	else if (!err && failing)
+		warn_msg("the metrics are written again");
+	failing = err;
 }
 
 /* A process exited: its counts leave the BPF map for user space's table */
@@ -173,7 +196,7 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 	}
 	err = snapshot_take(obj, env.hist, &cur);
 	/* metrics are counters: every report has the counts since attach */
-	if (!err && kind == BLOCK_INTERVAL && env.format != FORMAT_OPENMETRICS)
+	if (!err && kind == BLOCK_INTERVAL && !FORMAT_METRICS(env.format))
 		err = snapshot_interval(&cur, prev);
 	else if (!err)
 		snapshot_total(&cur);
@@ -183,8 +206,8 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 	}
 	residency_read(res);
 	caps_extra_read(obj, &x);
-	if (env.format == FORMAT_OPENMETRICS)
-		err = caps_openmetrics(&scan, &cur, &x, res, attach_time) ? -EIO : 0;
+	if (FORMAT_METRICS(env.format))
+		metrics_written(caps_openmetrics(&scan, &cur, &x, res, attach_time));
 	else
 		caps_print(kind, secs, &scan, &cur, &x, res);
 	if (kind == BLOCK_INTERVAL)
@@ -322,6 +345,9 @@ int cmd_caps(int argc, char **argv)
 		goto out;
 	rc = 0;
 out:
+	/* a stale file would serve the last counts as if caps still ran */
+	if (env.output && FORMAT_METRICS(env.format))
+		unlink(env.output);
 	loop_close(&loop);
 	snapshot_drop(&prev);
 	caps_detach();

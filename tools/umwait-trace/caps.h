@@ -41,7 +41,8 @@ struct snapshot {
 /* what the counts leave out, since attach */
 struct caps_extra {
 	uint64_t unpaired;
-	uint64_t unended;
+	uint64_t unended;	/* ended never */
+	uint64_t inflight;	/* not ended yet */
 	uint64_t dropped;
 };
 

@@ -13,6 +13,7 @@
 
 #include "umwait-trace.skel.h"
 #include "caps.h"
+#include "ut.h"
 
 static int row_cmp(const void *a, const void *b)
 {
@@ -145,6 +146,26 @@ static int retire(const struct row *r)
 }
 
 /*
+ * Metrics by site (not --per-pid): an exited process's counts join those of
+ * the processes of the same executable that exited before it, under a key
+ * no PID has (bit 31: PIDs stay below 2^22), so that what user space keeps
+ * grows with the programs seen, not with the processes: a build or batch
+ * host runs millions.  Two executables whose names hash the same share one
+ * such row (their exe label is the first's); the counts stay exact.
+ */
+static uint32_t retired_key(const struct row *r)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	size_t i;
+
+	if (!FORMAT_METRICS(env.format) || env.per_pid)
+		return r->key.tgid;
+	for (i = 0; i < sizeof(r->val.exe) && r->val.exe[i]; i++)
+		h = (h ^ (unsigned char)r->val.exe[i]) * 16777619u;
+	return 0x80000000u | (h & 0x7fffffffu);
+}
+
+/*
  * Process TGID has exited: move its counts here.  Lookup and delete are one
  * operation, so not a count is lost even if the PID is already reused.
  */
@@ -157,6 +178,7 @@ int caps_fold(struct umwait_trace_bpf *obj, int nr_sites, uint32_t tgid)
 		r.key = (struct site_key){ .tgid = tgid, .site = i };
 		if (bpf_map_lookup_and_delete_elem(fd, &r.key, &r.val))
 			continue;
+		r.key.tgid = retired_key(&r);
 		err = retire(&r);
 		if (err)
 			return err;
@@ -285,7 +307,8 @@ void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x)
 {
 	x->unpaired = obj->bss->unpaired;
 	/* ended never (unended) or not yet (inflight); both only with --hist */
-	x->unended = obj->bss->unended + obj->bss->inflight;
+	x->unended = obj->bss->unended;
+	x->inflight = obj->bss->inflight;
 	x->dropped = obj->bss->dropped_counts + obj->bss->dropped_starts +
 		     obj->bss->dropped_jumps;
 }

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "caps.h"
 #include "openmetrics.h"
@@ -82,7 +83,7 @@ static void print_json(enum block kind, double secs, const struct scan *scan,
 		printf("]");
 	}
 	printf(", \"unpaired\": %llu, \"unended\": %llu", (unsigned long long)x->unpaired,
-	       (unsigned long long)x->unended);
+	       (unsigned long long)(x->unended + x->inflight));
 	printf(", \"residency\": ");
 	residency_json(stdout, res, kind == BLOCK_TOTAL);
 	printf(", \"dropped\": %llu}\n", (unsigned long long)x->dropped);
@@ -123,10 +124,10 @@ static void print_text(enum block kind, double secs, const struct scan *scan,
 		printf(", %s:\n", s->hrows[i].key.capped ? "capped (CF=1)" : "not capped (CF=0)");
 		print_log2_hist(s->hrows[i].val.slots, MAX_SLOTS, "nsecs");
 	}
-	if (kind == BLOCK_TOTAL && x->unended)
+	if (kind == BLOCK_TOTAL && x->unended + x->inflight)
 		printf("unended: %llu waits seen starting but not ending (still under way, the "
 		       "thread died, or the probe after the site was skipped): not counted\n",
-		       (unsigned long long)x->unended);
+		       (unsigned long long)(x->unended + x->inflight));
 	if (kind == BLOCK_TOTAL && x->unpaired)
 		printf("unpaired: %llu arrivals at the instruction after a site that were not its "
 		       "wait (a jump, told by its probe or by the flags): not counted\n",
@@ -155,32 +156,60 @@ void caps_print(enum block kind, double secs, const struct scan *scan,
 	fflush(stdout);
 }
 
-/* --format openmetrics: S holds every count since attach (START); 0 or EXIT_TROUBLE */
+static int by_site_exe(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->key.site != y->key.site)
+		return x->key.site < y->key.site ? -1 : 1;
+	return strncmp(x->val.exe, y->val.exe, sizeof(x->val.exe));
+}
+
+/*
+ * Metrics: S holds every count since attach (START); a series per site and
+ * executable, summed over its processes (with --per-pid, per process and
+ * site); 0 or EXIT_TROUBLE.
+ */
 int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 		     const struct caps_extra *x, const struct residency *res, time_t start)
 {
 	struct om_site *sites = calloc(s->n + 1, sizeof(*sites));
+	struct row *rows = malloc((s->n + 1) * sizeof(*rows));
 	struct om_caps c = {
-		.sites = sites, .nr_sites = s->n, .res = res, .start_time = start,
-		.unpaired = x->unpaired, .unended = x->unended, .dropped = x->dropped,
+		.sites = sites, .res = res, .start_time = start, .unpaired = x->unpaired,
+		.unended = x->unended, .inflight = x->inflight, .dropped = x->dropped,
 	};
-	int i, err;
+	int i, n = 0, err;
 
-	if (!sites)
+	if (!sites || !rows) {
+		free(sites);
+		free(rows);
 		return EXIT_TROUBLE;
+	}
+	memcpy(rows, s->rows, s->n * sizeof(*rows));
+	if (!env.per_pid && s->n)
+		qsort(rows, s->n, sizeof(*rows), by_site_exe);
 	for (i = 0; i < s->n; i++) {
-		const struct site *site = site_of(scan, s->rows[i].key.site);
+		const struct row *r = &rows[i];
+		const struct site *site = site_of(scan, r->key.site);
 
-		sites[i] = (struct om_site){
-			.pid = s->rows[i].key.tgid, .comm = s->rows[i].val.comm,
+		if (!env.per_pid && n && !by_site_exe(&rows[i - 1], r)) {
+			sites[n - 1].waits += r->val.waits;
+			sites[n - 1].capped += r->val.capped;
+			continue;
+		}
+		sites[n++] = (struct om_site){
+			.pid = r->key.tgid, .comm = r->val.comm, .exe = r->val.exe,
 			.file = site ? scan->files[site->file].path : "?",
 			.offset = site ? site->offset : 0,
 			.symbol = site && site->symbol[0] ? site->symbol : "-",
 			.insn = site ? insn_name(site->insn) : "?",
-			.waits = s->rows[i].val.waits, .capped = s->rows[i].val.capped,
+			.waits = r->val.waits, .capped = r->val.capped,
 		};
 	}
+	c.nr_sites = n;
 	err = om_caps(&c);
 	free(sites);
+	free(rows);
 	return err;
 }

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * umwait-trace --format openmetrics: caps' counters and status's control
- * values as Prometheus metrics.
+ * umwait-trace --format prometheus|openmetrics: caps' counters and status's
+ * control values as metrics, in one of two exact formats:
  *
- * The text is what Prometheus's text parser reads (node exporter's textfile
- * collector, promtool check metrics): # HELP and # TYPE before each family,
- * counters named *_total in both, label values escaped, "# EOF" at the end
- * (OpenMetrics's terminator; a comment to the text parser).  Counters count
- * since caps attached and never go back within a run; a new run starts them
- * again at 0, which umwait_caps_start_time_seconds shows (and rate() takes
- * as a counter reset).
+ *   prometheus   the text format 0.0.4, which node exporter's textfile
+ *                collector and promtool read: a counter's family is named
+ *                with its _total, HELP and TYPE before its samples;
+ *   openmetrics  OpenMetrics 1.0: a counter's family is named without
+ *                _total, its samples are NAME_total and NAME_created (when
+ *                the counter started), and the exposition ends in "# EOF".
+ *
+ * Counters only count up; what can go down is a gauge of its own.  Label
+ * values are escaped and valid UTF-8 whatever the names hold.  Counters
+ * count since caps attached; a new run starts them again at 0, which
+ * NAME_created (openmetrics) or umwait_caps_start_time_seconds (both) shows.
  *
  * With -o FILE each exposition goes to a new file in FILE's directory,
  * mode 0644, renamed over FILE: a reader (the textfile collector) sees the
@@ -63,7 +67,8 @@ static int out_close(struct out *o)
 {
 	int err;
 
-	fputs("# EOF\n", o->f);
+	if (env.format == FORMAT_OPENMETRICS)
+		fputs("# EOF\n", o->f);
 	if (!o->tmp)
 		return fflush(o->f) ? EXIT_TROUBLE : 0;
 	err = ferror(o->f) | fflush(o->f) | fsync(fileno(o->f));
@@ -78,9 +83,31 @@ static int out_close(struct out *o)
 	return err ? EXIT_TROUBLE : 0;
 }
 
+static bool om(void)
+{
+	return env.format == FORMAT_OPENMETRICS;
+}
+
+/*
+ * A family's HELP and TYPE.  NAME is the family's name as OpenMetrics has it
+ * (a counter without _total); the text format names a counter's family
+ * after its samples, with _total.
+ */
 static void family(FILE *f, const char *name, const char *type, const char *help)
 {
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	const char *suffix = !om() && !strcmp(type, "counter") ? "_total" : "";
+
+	fprintf(f, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type);
+}
+
+static time_t created;	/* when the counters started: NAME_created (openmetrics) */
+
+/* LABELS (already written, "" for none) of a counter: its sample, and its _created */
+static void counter(FILE *f, const char *name, const char *labels, uint64_t v)
+{
+	fprintf(f, "%s_total%s %llu\n", name, labels, (unsigned long long)v);
+	if (om())
+		fprintf(f, "%s_created%s %lld\n", name, labels, (long long)created);
 }
 
 static void label_escape(FILE *f, unsigned char c)
@@ -105,20 +132,35 @@ static void label(FILE *f, const char *name, const char *val, bool first)
 	fputc('"', f);
 }
 
-static void site_sample(FILE *f, const char *name, const struct om_site *s, uint64_t v)
+/* a site's labels, "{...}", in a string the caller frees (NULL without memory) */
+static char *site_labels(const struct om_site *s)
 {
-	char num[24];
+	char num[24], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
-	fprintf(f, "%s{", name);
-	snprintf(num, sizeof(num), "%u", s->pid);
-	label(f, "pid", num, true);
-	label(f, "comm", s->comm, false);
+	if (!f)
+		return NULL;
+	fputc('{', f);
+	if (env.per_pid) {
+		snprintf(num, sizeof(num), "%u", s->pid);
+		label(f, "pid", num, true);
+		label(f, "comm", s->comm, false);
+		label(f, "exe", s->exe, false);
+	} else {
+		label(f, "exe", s->exe, true);
+	}
 	label(f, "file", s->file, false);
 	snprintf(num, sizeof(num), "0x%llx", (unsigned long long)s->offset);
 	label(f, "offset", num, false);
 	label(f, "symbol", s->symbol, false);
 	label(f, "insn", s->insn, false);
-	fprintf(f, "} %llu\n", (unsigned long long)v);
+	fputc('}', f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 /* one exposition of RENDER(ARG) to env.output or stdout */
@@ -137,30 +179,49 @@ static void cpu_sample(FILE *f, const char *name, int cpu, uint64_t v)
 	fprintf(f, "%s{cpu=\"%d\"} %llu\n", name, cpu, (unsigned long long)v);
 }
 
+/* a counter's sample (and _created) for one CPU, of a seconds VALUE */
+static void cpu_seconds(FILE *f, const char *name, int cpu, double v)
+{
+	fprintf(f, "%s_total{cpu=\"%d\"} %.9f\n", name, cpu, v);
+	if (om())
+		fprintf(f, "%s_created{cpu=\"%d\"} %lld\n", name, cpu, (long long)created);
+}
+
 static void render_caps(FILE *f, const void *arg)
 {
 	const struct om_caps *c = arg;
 	uint64_t d[RESIDENCY_NR_EVENTS], t[2];
-	char num[16];
+	char num[16], **labels;
 	int i, e;
 
-	family(f, "umwait_waits_total", "counter",
-	       "TPAUSE/UMWAIT waits that ended since umwait-trace caps attached, per process and instruction.");
-	for (i = 0; i < c->nr_sites; i++)
-		site_sample(f, "umwait_waits_total", &c->sites[i], c->sites[i].waits);
-	family(f, "umwait_capped_total", "counter",
+	created = c->start_time;
+	labels = calloc(c->nr_sites + 1, sizeof(*labels));
+	for (i = 0; labels && i < c->nr_sites; i++)
+		labels[i] = site_labels(&c->sites[i]);
+	family(f, "umwait_waits", "counter", env.per_pid ?
+	       "TPAUSE/UMWAIT waits that ended since umwait-trace caps attached, per process and site." :
+	       "TPAUSE/UMWAIT waits that ended since umwait-trace caps attached, per site and executable.");
+	for (i = 0; labels && i < c->nr_sites; i++)
+		if (labels[i])
+			counter(f, "umwait_waits", labels[i], c->sites[i].waits);
+	family(f, "umwait_capped", "counter",
 	       "Waits the OS time limit (IA32_UMWAIT_CONTROL max_time) ended, CF=1.");
-	for (i = 0; i < c->nr_sites; i++)
-		site_sample(f, "umwait_capped_total", &c->sites[i], c->sites[i].capped);
-	family(f, "umwait_unpaired_total", "counter",
-	       "Hits after a paired site by threads that did not pass it: not counted.");
-	fprintf(f, "umwait_unpaired_total %llu\n", (unsigned long long)c->unpaired);
-	family(f, "umwait_unended", "gauge",
-	       "Waits seen starting but not ending (under way, or the probe after the site skipped).");
-	fprintf(f, "umwait_unended %llu\n", (unsigned long long)c->unended);
-	family(f, "umwait_dropped_total", "counter",
-	       "Waits not counted or not timed because a BPF map was full.");
-	fprintf(f, "umwait_dropped_total %llu\n", (unsigned long long)c->dropped);
+	for (i = 0; labels && i < c->nr_sites; i++)
+		if (labels[i])
+			counter(f, "umwait_capped", labels[i], c->sites[i].capped);
+	for (i = 0; labels && i < c->nr_sites; i++)
+		free(labels[i]);
+	free(labels);
+	family(f, "umwait_unpaired", "counter",
+	       "Arrivals at the instruction after a site that were not its wait (a jump): not counted.");
+	counter(f, "umwait_unpaired", "", c->unpaired);
+	family(f, "umwait_unended", "counter",
+	       "Waits seen starting that never ended (the thread died, or the site was passed again): not counted.");
+	counter(f, "umwait_unended", "", c->unended);
+	family(f, "umwait_inflight", "gauge", "Waits seen starting and not ended yet (--hist).");
+	fprintf(f, "umwait_inflight %llu\n", (unsigned long long)c->inflight);
+	family(f, "umwait_dropped", "counter", "Waits not counted or not timed because a BPF map was full.");
+	counter(f, "umwait_dropped", "", c->dropped);
 	family(f, "umwait_caps_start_time_seconds", "gauge",
 	       "When umwait-trace caps attached, in seconds since the epoch: the counters start at 0 then.");
 	fprintf(f, "umwait_caps_start_time_seconds %lld\n", (long long)c->start_time);
@@ -174,33 +235,32 @@ static void render_caps(FILE *f, const void *arg)
 	for (i = 0; i < residency_nr_cpus(c->res); i++)
 		cpu_sample(f, "umwait_residency_cpu_counted", residency_cpu(c->res, i),
 			   residency_counts(c->res, i, d, t));
-	family(f, "umwait_residency_cycles_total", "counter",
+	family(f, "umwait_residency_cycles", "counter",
 	       "Core cycles counted since attach, system-wide: unhalted (cycles), in C0.1 (c01), in C0.2 (c02), "
-	       "in C0.1, C0.2 or PAUSE (c0_wait); not scaled: see umwait_residency_running_seconds_total.");
+	       "in C0.1, C0.2 or PAUSE (c0_wait); not scaled: see umwait_residency_running_seconds.");
 	for (i = 0; i < residency_nr_cpus(c->res); i++) {
 		if (!residency_counts(c->res, i, d, t))
 			continue;
 		snprintf(num, sizeof(num), "%d", residency_cpu(c->res, i));
 		for (e = 0; e < RESIDENCY_NR_EVENTS; e++) {
-			fputs("umwait_residency_cycles_total{", f);
-			label(f, "cpu", num, true);
-			label(f, "counter", residency_event_name(e), false);
-			fprintf(f, "} %llu\n", (unsigned long long)d[e]);
+			char lbl[64];
+
+			snprintf(lbl, sizeof(lbl), "{cpu=\"%s\",counter=\"%s\"}", num,
+				 residency_event_name(e));
+			counter(f, "umwait_residency_cycles", lbl, d[e]);
 		}
 	}
-	family(f, "umwait_residency_enabled_seconds_total", "counter",
+	family(f, "umwait_residency_enabled_seconds", "counter",
 	       "Time the CPU's counters were enabled since attach.");
 	for (i = 0; i < residency_nr_cpus(c->res); i++)
 		if (residency_counts(c->res, i, d, t))
-			fprintf(f, "umwait_residency_enabled_seconds_total{cpu=\"%d\"} %.9f\n",
-				residency_cpu(c->res, i), t[0] / 1e9);
-	family(f, "umwait_residency_running_seconds_total", "counter",
+			cpu_seconds(f, "umwait_residency_enabled_seconds", residency_cpu(c->res, i), t[0] / 1e9);
+	family(f, "umwait_residency_running_seconds", "counter",
 	       "Time they really counted: less than enabled when other perf users shared the PMU "
 	       "(scale the cycles by enabled / running).");
 	for (i = 0; i < residency_nr_cpus(c->res); i++)
 		if (residency_counts(c->res, i, d, t))
-			fprintf(f, "umwait_residency_running_seconds_total{cpu=\"%d\"} %.9f\n",
-				residency_cpu(c->res, i), t[1] / 1e9);
+			cpu_seconds(f, "umwait_residency_running_seconds", residency_cpu(c->res, i), t[1] / 1e9);
 }
 
 int om_caps(const struct om_caps *c)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * umwait-trace --format openmetrics: caps and status as metrics for
- * Prometheus, on stdout or (-o FILE) the node exporter textfile way.
+ * umwait-trace --format prometheus|openmetrics: caps and status as metrics
+ * for Prometheus, on stdout or (-o FILE) the node exporter textfile way.
  */
 #ifndef UT_OPENMETRICS_H
 #define UT_OPENMETRICS_H
@@ -13,10 +13,11 @@
 #include "residency.h"
 #include "ut.h"
 
-/* caps: one (process, site) pair's counts since attach */
+/* caps: one series' counts since attach: a site's (and its executable's), or with --per-pid a process's */
 struct om_site {
 	uint32_t pid;
 	const char *comm;
+	const char *exe;
 	const char *file;
 	uint64_t offset;	/* file offset of the TPAUSE/UMWAIT */
 	const char *symbol;
@@ -29,7 +30,8 @@ struct om_caps {
 	const struct om_site *sites;
 	int nr_sites;
 	uint64_t unpaired;	/* since attach */
-	uint64_t unended;	/* now */
+	uint64_t unended;	/* since attach: ended never */
+	uint64_t inflight;	/* now: not ended yet */
 	uint64_t dropped;	/* since attach */
 	time_t start_time;	/* attach */
 	const struct residency *res;

@@ -24,7 +24,7 @@
 static const char doc[] =
 "Show IA32_UMWAIT_CONTROL: the value the kernel caches and every CPU's.\n"
 "\n"
-"USAGE: umwait-trace status [--format text|json|openmetrics] [-o FILE]\n"
+"USAGE: umwait-trace status [--format text|json|prometheus|openmetrics] [-o FILE]\n"
 "\n"
 "Exits 0 when every online CPU holds the cached value, 1 when one does not,\n"
 "2 when it cannot tell.  -o writes the metrics into FILE by a rename, for\n"
@@ -32,8 +32,9 @@ static const char doc[] =
 
 static const struct argp_option opts[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print one JSON object (--format json)", 0 },
-	{ "format", OPT_FORMAT, "FORMAT", 0, "text (default), json or openmetrics", 0 },
-	{ "output", 'o', "FILE", 0, "Metrics into FILE, replaced atomically (openmetrics)", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "text (default), json, prometheus (text 0.0.4) or openmetrics (1.0)", 0 },
+	{ "output", 'o', "FILE", 0, "Metrics into FILE, replaced atomically", 0 },
 	{ "verbose", 'v', NULL, 0, "Say where each value comes from", 0 },
 	{},
 };
@@ -245,7 +246,7 @@ int cmd_status(int argc, char **argv)
 		snprintf(verdict, sizeof(verdict), "OK: all %d online CPUs hold the cached value 0x%llx",
 			 online, (unsigned long long)cached);
 
-	if (env.format == FORMAT_OPENMETRICS) {
+	if (FORMAT_METRICS(env.format)) {
 		struct om_status om = { .cached = cached, .source = source, .cpus = cpus,
 					.nr_cpus = n, .mismatched = bad, .unknown = unknown };
 

@@ -26,10 +26,13 @@ struct site_key {
 	__u32 site;
 };
 
+#define EXE_NAME_LEN	32	/* the executable's file name, cut there */
+
 struct site_val {
 	__u64 waits;
 	__u64 capped;
-	char comm[TASK_COMM_LEN];
+	char comm[TASK_COMM_LEN];	/* the process's (its thread-group leader's) */
+	char exe[EXE_NAME_LEN];		/* its executable's file name */
 };
 
 /*

@@ -25,14 +25,18 @@ enum {
 	OPT_FORMAT,
 	OPT_RESIDENCY,
 	OPT_EXACT,
+	OPT_PER_PID,
 };
 
 /* --format (caps, status); --json is --format json */
 enum format {
 	FORMAT_TEXT,
 	FORMAT_JSON,
-	FORMAT_OPENMETRICS,
+	FORMAT_PROMETHEUS,	/* the text format 0.0.4 (node exporter's textfile collector) */
+	FORMAT_OPENMETRICS,	/* OpenMetrics 1.0 */
 };
+
+#define FORMAT_METRICS(f)	((f) == FORMAT_PROMETHEUS || (f) == FORMAT_OPENMETRICS)
 
 /* Every option of every subcommand; argp fills it, main() reads it. */
 struct env {
@@ -41,6 +45,7 @@ struct env {
 	bool json;		/* format == FORMAT_JSON */
 	bool hist;
 	bool exact;		/* caps, sites: probe branches on a wait's path too */
+	bool per_pid;		/* caps metrics: a series per process, not per site */
 	enum format format;
 	const char *output;	/* -o: openmetrics into this file, else stdout */
 	pid_t pid;		/* -p: 0 = none */
