@@ -59,9 +59,13 @@ while IFS= read -r line; do
 	# A guest interrupt (tick, IPI) may end any wait early (reason interrupt,
 	# CF=0): the checks below allow it but require the expected reason for most.
 	irq=${reason_interrupt:-0}
+	# the waits that started before their deadline: a vCPU the host preempts
+	# between the RDTSC and the wait (more so on a busy host) finds it past,
+	# and such a wait proves nothing about how waits end
+	started=$((n - ${reason_past:-0}))
 	case "$label" in
 	*-capped)
-		cmp_ok "${reason_oslimit:-0}" -ge $((r_waits * 9 / 10)) "$label: the OS limit ended at least 90% of the waits"
+		cmp_ok "${reason_oslimit:-0}" -ge $((started * 9 / 10)) "$label: the OS limit ended at least 90% of the waits that started before their deadline"
 		# as in the nolimit runs, a vCPU preempted between RDTSC and the wait
 		# may find the 1M-cycle deadline past: it returns at once, CF=0
 		is $((${reason_oslimit:-0} + irq + ${reason_past:-0})) "$r_waits" \
@@ -69,12 +73,12 @@ while IFS= read -r line; do
 	*-short)
 		# the first wait of a run may find its 4 us deadline past after TB translation
 		is $((${reason_deadline:-0} + irq + ${reason_past:-0})) "$r_waits" "$label: every wait ended at its deadline (or by an interrupt)"
-		cmp_ok "${reason_deadline:-0}" -ge $((r_waits * 9 / 10)) "$label: at least 90% ended at their deadline" ;;
+		cmp_ok "${reason_deadline:-0}" -ge $((started * 9 / 10)) "$label: at least 90% of the waits that started before their deadline ended at it" ;;
 	*-nolimit)
 		# a vCPU the host preempts between RDTSC and the wait may find its
 		# 1M-cycle (~0.4 ms) deadline past: the wait then returns at once
 		is $((${reason_deadline:-0} + irq + ${reason_past:-0})) "$r_waits" "$label: every wait ended at its deadline (or by an interrupt)"
-		cmp_ok "${reason_deadline:-0}" -ge $((r_waits / 2)) "$label: most ended at their deadline" ;;
+		cmp_ok "${reason_deadline:-0}" -ge $((started / 2)) "$label: most of the waits that started before their deadline ended at it" ;;
 	*-past)
 		is "${reason_past:-0}" "$r_waits" "$label: every past-deadline wait returned at once" ;;
 	umwait-nomonitor)
