@@ -24,8 +24,11 @@ for insn in umwait tpause; do
 	tpause-loop -i $insn -n 1000000 -c 30000000000 -p 1 --until-signal >/tmp/snap-$insn.out 2>&1 &
 	pid=$!
 	echo "vmrun-hook: snapshot cpu=1 insn=$insn"
-	# the host's answer, once the VM runs again from the loaded snapshot
-	read -r ack </dev/ttyS1
+	# the host's answer, once the VM runs again from the loaded snapshot; read
+	# by a child: this file's shell leads its session (tests/run-guest), and a
+	# session leader that opens a tty takes it as its controlling terminal,
+	# which hangs up (EIO for every later write to it) when the leader exits
+	ack=$(sh -c 'read -r l; echo "$l"' </dev/ttyS1)
 	kill -USR1 $pid
 	wait $pid
 	rc=$?
