@@ -130,14 +130,32 @@ expect_ran() {
 
 # boot NAME VMRUN_ARGS... -- CMD: run a guest suite and account for it
 boot() {
-	local name=$1 rc t0
+	boot_start "$@"
+	boot_end "$1"
+}
+
+# boot_start NAME VMRUN_ARGS... -- CMD: start a guest suite in the background
+# (its vm/run's status goes to $out/rc-NAME); boot_end NAME accounts for it
+boot_start() {
+	local name=$1
 	shift
+	(
+		t0=$(date +%s)
+		"$top/vm/run" --no-build --console "$out/console-$name.log" "$@" \
+			>"$out/guest-$name.log" 2>"$out/guest-$name.err"
+		echo $? >"$out/rc-$name"
+		printf 'boot %s\t%s\n' "$name" $(($(date +%s) - t0)) >>"$out/stages"
+	) &
+	eval "boot_pid_${name//[^a-zA-Z0-9]/_}=$!"
+}
+
+boot_end() {
+	local name=$1 var rc
+	var=boot_pid_${name//[^a-zA-Z0-9]/_}
+	# (a boot started in a subshell was waited for there)
+	[ -n "${!var:-}" ] && wait "${!var}"
+	rc=$(cat "$out/rc-$name" 2>/dev/null || echo '?')
 	echo "== boot: $name"
-	t0=$(date +%s)
-	"$top/vm/run" --no-build --console "$out/console-$name.log" "$@" \
-		>"$out/guest-$name.log" 2>"$out/guest-$name.err"
-	rc=$?
-	printf 'boot %s\t%s\n' "$name" $(($(date +%s) - t0)) >>"$out/stages"
 	split_suites "$out/guest-$name.log"
 	if ! grep -q '^# suite done' "$out/guest-$name.log"; then
 		failed=$((failed + 1))
