@@ -40,6 +40,15 @@ case "$out" in
 esac
 msr write 2 0xe1 0x186a0
 
+# every CPU differs: the verdict names 3 and counts the rest, whole words
+for c in 0 1 2 3; do msr write $c 0xe1 0x61a81; done
+out=$(umwait-trace status 2>&1)
+rc=$?
+for c in 0 1 2 3; do msr write $c 0xe1 0x186a0; done
+is "$rc:$(echo "$out" | grep '^verdict')" \
+	"1:verdict: MISMATCH: cpu0 holds 0x61a81, cpu1 holds 0x61a81, cpu2 holds 0x61a81 and 1 more CPUs differ, the kernel caches 0x186a0" \
+	"all 4 CPUs differ: exit 1, the verdict names 3, counts the other, and ends in the cached value"
+
 # changes through sysfs reach every CPU
 echo 400000 >$d/max_time
 echo 0 >$d/enable_c02

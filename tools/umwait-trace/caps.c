@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -245,6 +246,7 @@ int cmd_caps(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct loop loop = { .epfd = -1, .sfd = -1 };
 	struct bpf_program *prog;
+	struct rlimit rl;
 	double start, tick;
 	int err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0;
 
@@ -252,6 +254,15 @@ int cmd_caps(int argc, char **argv)
 		return EXIT_TROUBLE;
 	if (need_root() || need_btf())
 		return EXIT_TROUBLE;
+	/*
+	 * A probe is a file descriptor, and residency takes four per CPU: the
+	 * soft limit (1024) runs out at 256 CPUs. Up to the hard limit, which
+	 * is the administrator's.
+	 */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	err = caps_scan_targets(&scan);
 	if (err)
 		goto out;

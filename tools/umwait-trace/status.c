@@ -115,20 +115,28 @@ static int read_msr_dev(struct cpu_val **out)
 {
 	struct cpu_val *v = NULL;
 	char path[64];
-	int cpu, n = 0, max = 0, nr, *possible = NULL;
+	int cpu, i, n = 0, nr, *present = NULL;
 
-	/* CPUs 0 to the highest possible one */
-	nr = parse_cpulist("/sys/devices/system/cpu/possible", &possible);
-	if (nr > 0)
-		max = possible[nr - 1];
-	free(possible);
-	for (cpu = 0; cpu <= max; cpu++) {
+	/*
+	 * The present CPUs: a possible one that is not present (a VM booted
+	 * with room for more CPUs than it has) has no MSR to read, and is no
+	 * CPU whose value is unknown.
+	 */
+	nr = parse_cpulist("/sys/devices/system/cpu/present", &present);
+	if (nr <= 0) {
+		free(present);
+		return nr < 0 ? nr : -ENOENT;
+	}
+	for (i = 0; i < nr; i++) {
 		struct cpu_val *nv = realloc(v, (n + 1) * sizeof(*v));
 		uint64_t online = 1;
 		int fd;
 
+		cpu = present[i];
+
 		if (!nv) {
 			free(v);
+			free(present);
 			return -ENOMEM;
 		}
 		v = nv;
@@ -143,8 +151,9 @@ static int read_msr_dev(struct cpu_val **out)
 		snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			if (errno == ENOENT && cpu == 0) {
+			if (errno == ENOENT && !i) {
 				free(v);
+				free(present);
 				return -ENOENT;
 			}
 			snprintf(v[n].err, sizeof(v[n].err), "%s", strerror(errno));
@@ -157,9 +166,13 @@ static int read_msr_dev(struct cpu_val **out)
 		}
 		n++;
 	}
+	free(present);
 	*out = v;
 	return n;
 }
+
+/* the CPUs a MISMATCH verdict names; the rest are counted (it fits in 512 bytes) */
+#define VERDICT_CPUS	3
 
 static void describe(char *buf, size_t len, uint64_t v)
 {
@@ -174,6 +187,7 @@ int cmd_status(int argc, char **argv)
 	struct cpu_val *cpus = NULL;
 	const char *source = DEBUGFS_FILE;
 	char verdict[512], desc[64];
+	int listed;
 	int n, i, try, bad = 0, online = 0, unknown = 0;
 	size_t off;
 
@@ -218,25 +232,34 @@ int cmd_status(int argc, char **argv)
 		return EXIT_TROUBLE;
 	}
 
-	off = 0;
 	for (i = 0; i < n; i++) {
 		if (!cpus[i].online)
 			continue;
 		online++;
-		if (!cpus[i].valid) {
+		if (!cpus[i].valid)
 			unknown++;
-			continue;
-		}
-		if (cpus[i].value != cached) {
-			if (!bad++)
-				off += snprintf(verdict + off, sizeof(verdict) - off, "MISMATCH:");
-			if (off < sizeof(verdict))
-				off += snprintf(verdict + off, sizeof(verdict) - off,
-						" cpu%d holds 0x%llx", cpus[i].cpu,
-						(unsigned long long)cpus[i].value);
-		}
+		else if (cpus[i].value != cached)
+			bad++;
 	}
-	if (bad && off < sizeof(verdict))
+	/*
+	 * The verdict names the first few CPUs that differ and counts the rest:
+	 * whole words however many CPUs there are (with dozens it was cut, and
+	 * read UNKNOWN).
+	 */
+	off = 0;
+	for (i = 0, listed = 0; bad && i < n; i++) {
+		if (!cpus[i].online || !cpus[i].valid || cpus[i].value == cached)
+			continue;
+		if (listed == VERDICT_CPUS)
+			break;
+		off += snprintf(verdict + off, sizeof(verdict) - off, "%s cpu%d holds 0x%llx",
+				listed++ ? "," : "MISMATCH:", cpus[i].cpu,
+				(unsigned long long)cpus[i].value);
+	}
+	if (bad > listed)
+		off += snprintf(verdict + off, sizeof(verdict) - off, " and %d more CPUs differ",
+				bad - listed);
+	if (bad)
 		snprintf(verdict + off, sizeof(verdict) - off, ", the kernel caches 0x%llx",
 			 (unsigned long long)cached);
 	else if (unknown)
