@@ -3,7 +3,8 @@
 # (what the working tree holds, committed or not) with an empty
 # lab cache builds the tool without starting a kernel or QEMU build and makes
 # one static file; "make install DESTDIR=..." installs exactly the binary, the
-# man page and the bash completion, "make uninstall" removes them; the man
+# man page, the bash completion, the caps --all service and the alerting
+# rules (systemd-analyze and promtool check them), "make uninstall" removes them; the man
 # page is lint clean and, like the completion, knows every option the
 # binary's --help lists.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -47,10 +48,34 @@ dest=$tmp/dest
 make -s -C "$tmp/clone" install DESTDIR="$dest" PREFIX=/usr >"$tmp/install.log" 2>&1
 is "$?" 0 "make install DESTDIR=... PREFIX=/usr"
 is "$(cd "$dest" && find . -type f -printf '%m %p\n' | sort)" "$(printf '%s\n' \
+	'644 ./usr/lib/systemd/system/umwait-trace-caps.service' \
 	'644 ./usr/share/bash-completion/completions/umwait-trace' \
 	'644 ./usr/share/man/man8/umwait-trace.8' \
-	'755 ./usr/sbin/umwait-trace')" "make install: the binary, the man page and the completion, nothing else"
+	'644 ./usr/share/umwait-trace/umwait.rules.yml' \
+	'755 ./usr/sbin/umwait-trace')" \
+	"make install: the binary, the man page, the completion, the service and the alerting rules, nothing else"
 check "the installed binary is the built one" cmp -s "$bin" "$dest/usr/sbin/umwait-trace"
+unit=$dest/usr/lib/systemd/system/umwait-trace-caps.service
+is "$(sed -n 's/^ExecStart=//p' "$unit")" \
+	"/usr/sbin/umwait-trace caps --all --format prometheus -o /var/lib/prometheus/node-exporter/umwait.prom 15" \
+	"the service runs the installed caps --all into node exporter's textfile directory (Debian's)"
+# systemd's own check of the unit, with the binary where the unit says
+sed "s#/usr/sbin/umwait-trace#$dest/usr/sbin/umwait-trace#" "$unit" >"$tmp/umwait-trace-caps.service"
+out=$(systemd-analyze verify --man=no "$tmp/umwait-trace-caps.service" 2>&1)
+is "$?:$out" "0:" "systemd-analyze verify accepts the service"
+# the alerting rules, by Prometheus's own promtool, and their unit tests
+rules=$top/tools/umwait-trace/prometheus
+out=$(promtool check rules "$dest/usr/share/umwait-trace/umwait.rules.yml" 2>&1)
+is "$?" 0 "promtool check rules accepts the installed alerting rules"
+out=$(cd "$rules" && promtool test rules umwait.rules.test.yml 2>&1)
+is "$?" 0 "promtool test rules: the rules fire, and do not, as their unit tests say"
+[ "$?" = 0 ] || diag "$out"
+# their negative control: a rule that never fires fails its unit tests
+mkdir "$tmp/rules"
+sed 's/umwait:capped_share:rate5m > 0.5/umwait:capped_share:rate5m > 5/' "$rules/umwait.rules.yml" >"$tmp/rules/umwait.rules.yml"
+cp "$rules/umwait.rules.test.yml" "$tmp/rules/"
+(cd "$tmp/rules" && promtool test rules umwait.rules.test.yml >/dev/null 2>&1)
+isnt "$?" 0 "and a rule that can never fire fails them (the unit tests can fail)"
 diag "installed: $(cd "$dest" && find . -type f | sort | tr '\n' ' ')"
 make -s -C "$tmp/clone" uninstall DESTDIR="$dest" PREFIX=/usr >>"$tmp/install.log" 2>&1
 is "$?" 0 "make uninstall"

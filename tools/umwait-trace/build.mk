@@ -87,12 +87,18 @@ $(UT_OUT):
 	mkdir -p $@
 
 # make install / make uninstall: the binary, its man page and bash completion
-# under PREFIX (default /usr/local), staged under DESTDIR when given.
+# under PREFIX (default /usr/local), staged under DESTDIR when given; and the
+# service that runs caps --all into node exporter's textfile directory, with
+# the alerting rules for Prometheus.
 PREFIX     ?= /usr/local
-UT_INSTALL_FILES := $(UT_SRC)/umwait-trace.8 $(UT_SRC)/umwait-trace.bash
+UT_PROM    := $(UT_SRC)/prometheus
+UT_INSTALL_FILES := $(UT_SRC)/umwait-trace.8 $(UT_SRC)/umwait-trace.bash \
+	      $(UT_PROM)/umwait-trace-caps.service $(UT_PROM)/umwait.rules.yml
 UT_INSTALL := $(DESTDIR)$(PREFIX)/sbin/umwait-trace \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/umwait-trace.8 \
-	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/umwait-trace
+	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/umwait-trace \
+	      $(DESTDIR)$(PREFIX)/lib/systemd/system/umwait-trace-caps.service \
+	      $(DESTDIR)$(PREFIX)/share/umwait-trace/umwait.rules.yml
 
 .PHONY: install uninstall
 install: $(UT_BIN)
@@ -100,6 +106,11 @@ install: $(UT_BIN)
 	install -D -m 0644 $(UT_SRC)/umwait-trace.8 $(DESTDIR)$(PREFIX)/share/man/man8/umwait-trace.8
 	install -D -m 0644 $(UT_SRC)/umwait-trace.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/umwait-trace
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's#@SBINDIR@#$(PREFIX)/sbin#' $(UT_PROM)/umwait-trace-caps.service \
+		>$(DESTDIR)$(PREFIX)/lib/systemd/system/umwait-trace-caps.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/umwait-trace-caps.service
+	install -D -m 0644 $(UT_PROM)/umwait.rules.yml $(DESTDIR)$(PREFIX)/share/umwait-trace/umwait.rules.yml
 
 uninstall:
 	rm -f $(UT_INSTALL)

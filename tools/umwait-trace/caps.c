@@ -36,12 +36,15 @@
 static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
-"USAGE: umwait-trace caps [-p PID] [FILE...] [--hist] [--exact] [-T] [--format FMT] [--json]\n"
+"USAGE: umwait-trace caps [-p PID] [FILE...] [--all] [--hist] [--exact] [-T] [--format FMT]\n"
+"                         [--json]\n"
 "                         [-o FILE] [--max-entries N] [--residency MODE]\n"
 "                         [interval [count]]\n"
 "\n"
 "With FILEs, every process that runs them is traced, also those that start\n"
-"later; with -p PID alone, every executable mapping of that process.  The\n"
+"later; with -p PID alone, every executable mapping of that process; with\n"
+"--all, every executable file any process maps, found again each interval\n"
+"(new processes, new libraries).  The\n"
 "totals since attach are printed at the end (Ctrl-C) and on SIGUSR1; with an\n"
 "interval, each interval's counts too.  Where the CPU model has them (Golden\n"
 "Cove and later P-cores), C0.1/C0.2 residency of every CPU follows, from the\n"
@@ -69,6 +72,9 @@ static const struct argp_option opts[] = {
 	{ "format", OPT_FORMAT, "FORMAT", 0,
 	  "text (default), json, prometheus (text 0.0.4) or openmetrics (1.0): metrics count since attach", 0 },
 	{ "output", 'o', "FILE", 0, "Metrics into FILE, replaced each interval, removed at exit", 0 },
+	{ "all", OPT_ALL, NULL, 0,
+	  "Every executable file any process maps (each file scanned once), looked for "
+	  "again each interval: for a service", 0 },
 	{ "per-pid", OPT_PER_PID, NULL, 0,
 	  "Metrics: a series per process and site, not per site and executable (one per process "
 	  "ever seen: costly on a host with many short-lived processes)", 0 },
@@ -100,6 +106,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PER_PID:
 		env.per_pid = true;
 		break;
+	case OPT_ALL:
+		env.all = true;
+		break;
 	case OPT_MAX_ENTRIES:
 		if (parse_long(arg, 1, &env.max_entries) || env.max_entries > 1 << 24)
 			usage_error(state, "invalid number of entries '%s' (1 to %d)", arg, 1 << 24);
@@ -129,7 +138,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		add_file_arg(state, arg);
 		break;
 	case ARGP_KEY_END:
-		need_target(state);
+		if (env.all && (env.pid || env.nr_files))
+			usage_error(state, "--all traces every process's files: no FILE or -p PID with it");
+		if (env.all && !env.interval)
+			usage_error(state, "--all needs an interval (it looks for new files each interval)");
+		if (!env.all)
+			need_target(state);
 		break;
 	default:
 		return parse_common_opt(key, arg, state);
@@ -170,6 +184,24 @@ static void metrics_written(int err)
 	else if (!err && failing)
 		warn_msg("the metrics are written again");
 	failing = err;
+}
+
+/*
+ * --all: the files processes map now that were not scanned yet (new
+ * programs, libraries dlopen()ed): their sites join. Waits there before
+ * this are not counted.
+ */
+static void rescan(void)
+{
+	int first = scan.nr_sites, files;
+	double t = now_seconds();
+
+	scan_all(&scan);
+	if (scan.nr_sites > first)
+		caps_attach(obj, &scan, first, &files);
+	if (env.verbose)
+		warn_msg("--all: %d files known, %d new sites, %.3f s", scan.nr_files,
+			 scan.nr_sites - first, now_seconds() - t);
 }
 
 /* A process exited: its counts leave the BPF map for user space's table */
@@ -301,14 +333,14 @@ int cmd_caps(int argc, char **argv)
 		die_msg("cannot trace process exits (sched_process_exit): %s", strerror(errno));
 		goto out;
 	}
-	attached = caps_attach(obj, &scan, &nr_files);
+	attached = caps_attach(obj, &scan, 0, &nr_files);
 	if (attached == -ESRCH) {
 		die_msg("process %d exited before its sites were probed", env.pid);
 		goto out;
 	}
 	if (attached == -ESTALE)
 		goto out;
-	if (attached <= 0) {
+	if (attached < 0 || (!attached && !env.all)) {
 		die_msg("no site could be probed");
 		goto out;
 	}
@@ -330,6 +362,7 @@ int cmd_caps(int argc, char **argv)
 	}
 	fprintf(stderr, "Attached %d site%s in %d file%s%s. Hit Ctrl-C to end.\n", attached,
 		attached == 1 ? "" : "s", nr_files, nr_files == 1 ? "" : "s",
+		env.all ? " (every file any process maps, looked for each interval)" :
 		env.pid ? "" : " (all processes)");
 	fflush(stderr);
 
@@ -348,6 +381,8 @@ int cmd_caps(int argc, char **argv)
 			continue;
 		if (report(BLOCK_INTERVAL, now_seconds() - tick, &prev, res))
 			goto out;
+		if (env.all)
+			rescan();
 		tick += env.interval;
 		if (env.count && ++intervals >= env.count)
 			break;

@@ -67,7 +67,7 @@ int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 
 /* caps_attach.c */
 int caps_scan_targets(struct scan *scan);
-int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int *nr_files);
+int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int first, int *nr_files);
 void caps_detach(void);
 
 #endif /* UT_CAPS_H */

@@ -10,17 +10,20 @@
 
 #include "umwait-trace.skel.h"
 #include "caps.h"
-#include "scan.h"
+#include "scan_int.h"
 #include "ut.h"
 
 static struct bpf_link **links;
-static int nr_links;
+static int nr_links, cap_links;
 
 int caps_scan_targets(struct scan *scan)
 {
 	int i, n, rc = 0;
 
 	scan->exact_mode = env.exact;
+	/* --all: whatever runs; a host with no site yet is fine, more may come */
+	if (env.all)
+		return scan_all(scan) < 0 ? EXIT_TROUBLE : 0;
 	if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
 		die_msg("no process with PID %d", env.pid);
 		return EXIT_TROUBLE;
@@ -55,6 +58,10 @@ static int attach_one(struct bpf_program *prog, const struct scan *scan, int fil
 	if (!link) {
 		warn_msg("cannot attach to %s offset 0x%llx: %s", scan->files[file].path,
 			 (unsigned long long)offset, strerror(errno));
+		return -1;
+	}
+	if (!scan_grow((void **)&links, &cap_links, nr_links, sizeof(*links))) {
+		bpf_link__destroy(link);
 		return -1;
 	}
 	links[nr_links++] = link;
@@ -105,15 +112,15 @@ static int probe_cmp(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Every probe caps needs, one per instruction, roles merged; their number */
-static int plan_probes(const struct scan *scan, struct probe **out)
+/* The probes the sites from FIRST on need, one per instruction, roles merged; their number */
+static int plan_probes(const struct scan *scan, int first, struct probe **out)
 {
 	struct probe *v = calloc(scan->nr_sites + scan->nr_arrivals + 1, sizeof(*v));
 	int i, a, n = 0, m = 0;
 
 	if (!v)
 		return -ENOMEM;
-	for (i = 0; i < scan->nr_sites; i++) {
+	for (i = first; i < scan->nr_sites; i++) {
 		const struct site *s = &scan->sites[i];
 
 		if (!s->probed)
@@ -160,28 +167,29 @@ static void probe_failed(struct scan *scan, const struct probe *p)
 }
 
 /*
- * Attach every probe; the number of sites counted, -ESRCH if the -p target
- * exited, -ESTALE if a file changed since it was scanned (said on stderr).
- * Each site that is not counted, or not exactly, is said once, with why.
- * Nothing counts before every probe is in place (armed, caps.c).
+ * Attach every probe of the sites from FIRST on; the number of sites
+ * counted, -ESRCH if the -p target exited, -ESTALE if a file changed since
+ * it was scanned (said on stderr). Each site that is not counted, or not
+ * exactly, is said once, with why. Nothing counts before the first probes
+ * are in place (armed, caps.c); with --all, later ones join as files come.
  */
-int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int *nr_files)
+int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int first, int *nr_files)
 {
 	struct probe *probes = NULL;
 	int i, n, attached = 0, timed = 0;
 	bool *file_used;
 
-	if (check_unchanged(scan))
+	/* --all: a file replaced since the scan is no longer mapped as scanned */
+	if (!env.all && check_unchanged(scan))
 		return -ESTALE;
 	if (scan->nr_sites > COOKIE_SITES_MAX) {
 		die_msg("%d sites: more than caps can tell apart (%d)", scan->nr_sites,
 			COOKIE_SITES_MAX);
 		return -E2BIG;
 	}
-	n = plan_probes(scan, &probes);
-	links = calloc(n + scan->nr_sites + 1, sizeof(*links));
+	n = plan_probes(scan, first, &probes);
 	file_used = calloc(scan->nr_files + 1, sizeof(*file_used));
-	if (n < 0 || !links || !file_used) {
+	if (n < 0 || !file_used) {
 		free(probes);
 		free(file_used);
 		return -ENOMEM;
@@ -196,7 +204,7 @@ int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int *nr_files)
 			       probes[i].offset))
 			probe_failed(scan, &probes[i]);
 	}
-	for (i = 0; i < scan->nr_sites; i++) {
+	for (i = first; i < scan->nr_sites; i++) {
 		struct site *s = &scan->sites[i];
 		const char *path = scan->files[s->file].path, *sym = s->symbol[0] ? s->symbol : "-";
 
@@ -240,4 +248,5 @@ void caps_detach(void)
 		bpf_link__destroy(links[--nr_links]);
 	free(links);
 	links = NULL;
+	cap_links = 0;
 }

@@ -12,6 +12,7 @@
  * Offsets are file offsets, which is what uprobes take; vaddr is the
  * address in the file's own layout, which is what objdump prints.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -25,6 +26,16 @@
 
 #include "scan_int.h"
 #include "ut.h"
+
+/*
+ * caps --all scans whatever every process maps: a process that exits, a
+ * file that cannot be read, are nothing to say there. The scanner's
+ * messages go through say() and note(), which are silent then.
+ */
+static bool quiet;
+
+#define say(...)	do { if (!quiet) die_msg(__VA_ARGS__); } while (0)
+#define note(...)	do { if (!quiet) warn_msg(__VA_ARGS__); } while (0)
 
 const char *insn_name(enum wait_insn insn)
 {
@@ -137,7 +148,7 @@ static int any_candidate(int fd, const char *shown, uint64_t file_size)
 		free(buf);
 		if (elf)
 			elf_end(elf);
-		die_msg("%s: cannot read: %s", shown, buf ? elf_errmsg(-1) : strerror(ENOMEM));
+		say("%s: cannot read: %s", shown, buf ? elf_errmsg(-1) : strerror(ENOMEM));
 		return -EIO;
 	}
 	/* headers the file does not hold: cut short, or not what they claim */
@@ -181,10 +192,10 @@ out:
 	elf_end(elf);
 	free(buf);
 	if (found == -ENOEXEC)
-		die_msg("%s: a corrupt or truncated ELF file (its headers point past its %llu bytes)",
+		say("%s: a corrupt or truncated ELF file (its headers point past its %llu bytes)",
 			shown, (unsigned long long)file_size);
 	else if (found < 0)
-		die_msg("%s: cannot read: %s", shown, strerror(-found));
+		say("%s: cannot read: %s", shown, strerror(-found));
 	return found;
 }
 
@@ -225,17 +236,17 @@ static int check_elf(int fd, const char *shown, uint64_t size)
 	uint64_t shnum = eh.e_shnum;
 
 	if (n < (ssize_t)EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
-		die_msg("%s: not an ELF file", shown);
+		say("%s: not an ELF file", shown);
 		return -ENOEXEC;
 	}
 	if (n >= EI_NIDENT && eh.e_ident[EI_CLASS] == ELFCLASS64 && n < (ssize_t)sizeof(eh)) {
-		die_msg("%s: a truncated ELF file (%zd bytes: its header alone is %zu)", shown, n,
+		say("%s: a truncated ELF file (%zd bytes: its header alone is %zu)", shown, n,
 			sizeof(eh));
 		return -ENOEXEC;
 	}
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_machine != EM_X86_64) {
-		die_msg("%s: not an x86-64 ELF file", shown);
+		say("%s: not an x86-64 ELF file", shown);
 		return -ENOEXEC;
 	}
 	/* more than 0xff00 sections: the count is in section 0's sh_size */
@@ -254,7 +265,7 @@ static int check_elf(int fd, const char *shown, uint64_t size)
 		goto corrupt;
 	return 0;
 corrupt:
-	die_msg("%s: a corrupt or truncated ELF file (its headers point past its %llu bytes)",
+	say("%s: a corrupt or truncated ELF file (its headers point past its %llu bytes)",
 		shown, (unsigned long long)size);
 	return -ENOEXEC;
 }
@@ -271,27 +282,27 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 	fd = open(attach, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
-		die_msg("cannot open %s: %s", shown, strerror(errno));
+		say("cannot open %s: %s", shown, strerror(errno));
 		return err;
 	}
 	if (fstat(fd, &st)) {
 		err = -errno;
-		die_msg("cannot read %s: %s", shown, strerror(errno));
+		say("cannot read %s: %s", shown, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		err = -EINVAL;
-		die_msg("%s: not a regular file%s", shown, S_ISDIR(st.st_mode) ? " (a directory)" : "");
+		say("%s: not a regular file%s", shown, S_ISDIR(st.st_mode) ? " (a directory)" : "");
 		goto out;
 	}
 	/* a symbolic or hard link, or the same name twice: one file, one set of probes */
 	for (i = 0; i < s->nr_files; i++) {
 		if (s->files[i].dev == st.st_dev && s->files[i].ino == st.st_ino) {
 			if (strcmp(s->files[i].path, shown))
-				warn_msg("%s is %s (the same device and inode): scanned and traced once",
+				note("%s is %s (the same device and inode): scanned and traced once",
 					 shown, s->files[i].path);
 			else
-				warn_msg("%s is named more than once: scanned and traced once", shown);
+				note("%s is named more than once: scanned and traced once", shown);
 			err = 0;
 			goto out;
 		}
@@ -317,20 +328,20 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 	 */
 	err = read_file(fd, &buf, &size);
 	if (err) {
-		die_msg("cannot read %s: %s", shown, strerror(-err));
+		say("cannot read %s: %s", shown, strerror(-err));
 		goto out;
 	}
 	im.data = buf;
 	im.size = size;
 	im.elf = elf_memory((char *)buf, size);
 	if (!im.elf || elf_kind(im.elf) != ELF_K_ELF || !gelf_getehdr(im.elf, &im.eh)) {
-		die_msg("%s: a corrupt ELF file (%s)", shown, elf_errmsg(-1));
+		say("%s: a corrupt ELF file (%s)", shown, elf_errmsg(-1));
 		err = -ENOEXEC;
 		goto out;
 	}
 	err = scan_code(s, file, &im);
 	if (err >= 0 && s->files[file].no_symbols)
-		warn_msg("%s: no section headers: decoded by its executable segments, functions "
+		note("%s: no section headers: decoded by its executable segments, functions "
 			 "from its unwind info; sites outside them are not probed", shown);
 out:
 	if (im.elf)
@@ -386,7 +397,7 @@ int scan_file_arg(struct scan *s, const char *arg)
 	 */
 	if (access(arg, F_OK)) {
 		if (!search_path(arg, found, sizeof(found))) {
-			die_msg("cannot find %s: not in the current directory nor in %s", arg,
+			say("cannot find %s: not in the current directory nor in %s", arg,
 				strstr(arg, ".so") ?
 				"$LD_LIBRARY_PATH, /usr/lib64, /usr/lib, /lib/x86_64-linux-gnu" :
 				"$PATH, /usr/bin, /usr/sbin");
@@ -397,7 +408,7 @@ int scan_file_arg(struct scan *s, const char *arg)
 	abs = realpath(arg, NULL);
 	if (!abs) {
 		n = -errno;
-		die_msg("cannot open %s: %s", arg, strerror(errno));
+		say("cannot open %s: %s", arg, strerror(errno));
 		return n;
 	}
 	n = scan_elf(s, abs, abs);
@@ -426,9 +437,9 @@ int scan_pid(struct scan *s, pid_t pid)
 	if (!f) {
 		n = errno;
 		if (n == ENOENT || n == ESRCH)
-			die_msg("no process with PID %d", pid);
+			say("no process with PID %d", pid);
 		else
-			die_msg("cannot read %s: %s", maps, strerror(n));
+			say("cannot read %s: %s", maps, strerror(n));
 		return n == ENOENT ? -ESRCH : -n;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -451,7 +462,7 @@ int scan_pid(struct scan *s, pid_t pid)
 			snprintf(attach, sizeof(attach), "/proc/%d/map_files/%s", pid, range);
 			n = scan_elf(s, path, attach);
 			if (n >= 0 && s->nr_files && !strcmp(s->files[s->nr_files - 1].attach, attach))
-				warn_msg("%s: deleted since %d mapped it: traced through %s", path,
+				note("%s: deleted since %d mapped it: traced through %s", path,
 					 pid, attach);
 		} else {
 			/* the file as the process sees it, even from another mount namespace */
@@ -462,6 +473,32 @@ int scan_pid(struct scan *s, pid_t pid)
 			found += n;
 	}
 	fclose(f);
+	return found;
+}
+
+int scan_all(struct scan *s)
+{
+	struct dirent *de;
+	int found = 0, n;
+	DIR *d = opendir("/proc");
+
+	if (!d) {
+		die_msg("cannot read /proc: %s", strerror(errno));
+		return -errno;
+	}
+	quiet = true;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		n = scan_pid(s, pid);
+		if (n > 0)
+			found += n;
+	}
+	quiet = false;
+	closedir(d);
 	return found;
 }
 

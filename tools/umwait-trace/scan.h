@@ -120,6 +120,14 @@ int scan_changed(const struct scan *s, int file);
  */
 int scan_pid(struct scan *s, pid_t pid);
 
+/*
+ * Every executable file every process maps (/proc/PID/maps), each file
+ * scanned once however many map it (device and inode: a file scanned
+ * before is not read again), quietly: a process that exits meanwhile, a
+ * file that cannot be read, are skipped. The number of sites added.
+ */
+int scan_all(struct scan *s);
+
 void scan_free(struct scan *s);
 
 const char *insn_name(enum wait_insn insn);

@@ -26,6 +26,7 @@ enum {
 	OPT_RESIDENCY,
 	OPT_EXACT,
 	OPT_PER_PID,
+	OPT_ALL,
 };
 
 /* --format (caps, status); --json is --format json */
@@ -46,6 +47,7 @@ struct env {
 	bool hist;
 	bool exact;		/* caps, sites: probe branches on a wait's path too */
 	bool per_pid;		/* caps metrics: a series per process, not per site */
+	bool all;		/* caps: every process's files, rescanned each interval */
 	enum format format;
 	const char *output;	/* -o: openmetrics into this file, else stdout */
 	pid_t pid;		/* -p: 0 = none */

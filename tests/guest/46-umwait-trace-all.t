@@ -1,0 +1,86 @@
+# umwait-trace caps --all, as the service runs it: every executable file any
+# process maps, found again each interval. A program started after caps, and
+# a library a running program loads with dlopen, are found, probed and
+# counted (their waits from the interval they were found: at most what they
+# ran, more than none); the metrics file is removed at exit. And what caps
+# keeps does not grow with processes: 10,000 short-lived processes of one
+# program leave its RSS within 64 MiB and its series at one per site.
+. /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
+
+d=/sys/devices/system/cpu/umwait_control
+tmp=$(mktemp -d)
+prom=$tmp/all.prom
+echo 100000 >$d/max_time
+
+# sum_for FILE_PATTERN: the waits of the series of files matching it
+sum_for() {
+	grep "^umwait_waits_total{.*file=\"[^\"]*$1\"" $prom 2>/dev/null | awk '{ s += $NF } END { print s + 0 }'
+}
+
+# until_counted PATTERN: until caps' file counts waits for such a file (60 s at most)
+until_counted() {
+	_i=0
+	until [ "$(sum_for "$1")" -gt 0 ] || [ $_i -ge 600 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+	[ "$(sum_for "$1")" -gt 0 ]
+}
+
+cp /lab/bin/tpause-loop $tmp/tl-new
+cp /lab/bin/libwait-sites.so $tmp/libnew.so
+if ut_start $tmp/all.out caps --all --format prometheus -o $prom 1; then
+	check "--all: the attach line says every file any process maps" grep -q '(every file any process maps, looked for each interval)' $tmp/all.out.err
+	# a program that did not exist when caps started
+	$tmp/tl-new -i tpause -n 1000000 -c 200000 -p 1 --until-signal >$tmp/new.out 2>&1 &
+	new=$!
+	check "--all: a program started later is found, probed and counted" until_counted tl-new
+	kill -USR1 $new
+	wait $new
+	mine=$(sed -n 's/^tpause-loop: .* waits=\([0-9]*\) .*/\1/p' $tmp/new.out)
+	# the last interval's file once it holds them all (the program has ended)
+	_i=0
+	until [ "$(sum_for tl-new)" = "$mine" ] || [ $_i -ge 100 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+	got=$(sum_for tl-new)
+	cmp_ok "$got" -le "${mine:-0}" "--all: never more than the program ran ($got of ${mine:-?})"
+	# a library loaded with dlopen by a program that runs on
+	/lab/bin/wait-paths --lib $tmp/libnew.so -n 100000 -c 20000 >/dev/null 2>&1 &
+	lib=$!
+	check "--all: a library loaded with dlopen is found, probed and counted" until_counted libnew.so
+	kill -TERM $lib
+	wait $lib
+	ut_stop
+	is "$ut_rc" 0 "--all: caps exits 0 on Ctrl-C"
+	check "--all -o: the file is removed at exit" test ! -e $prom
+else
+	kill -USR1 $new 2>/dev/null
+fi
+
+# 10,000 processes of one program, each one wait, under caps by file
+wp=/lab/bin/wait-paths
+if ut_start $tmp/many.out caps --format prometheus -o $prom $wp 5; then
+	rss0=$(sed -n 's/^VmRSS: *\([0-9]*\) kB/\1/p' /proc/$ut_pid/status)
+	$wp --fork 10000 -c 1000 >$tmp/fork.out 2>&1
+	# the next interval's file, once it holds every process's wait
+	want=$(sed -n 's/^wait-paths: site=tpause waits=\([0-9]*\) .*/\1/p' $tmp/fork.out)
+	_i=0
+	until [ "$(sum_for wait-paths)" = "$want" ] || [ $_i -ge 300 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+	rss1=$(sed -n 's/^VmRSS: *\([0-9]*\) kB/\1/p' /proc/$ut_pid/status)
+	series=$(grep -c '^umwait_waits_total{' $prom)
+	ut_stop
+	diag "10,000 processes: caps' RSS $rss0 kB before, $rss1 kB after; $series series"
+	is "${want:-x}" 10000 "the fixture ran 10,000 processes, a wait each"
+	cmp_ok "$rss1" -le 65536 "10,000 processes: caps' RSS stays within 64 MiB ($rss1 kB)"
+	cmp_ok "$((rss1 - rss0))" -le 8192 "10,000 processes: and grows by less than 8 MiB ($((rss1 - rss0)) kB)"
+	is "$series" 1 "10,000 processes: one series (a site of one executable), not one per process"
+fi
+echo 100000 >$d/max_time
+rm -rf $tmp
+done_testing
