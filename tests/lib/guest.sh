@@ -15,6 +15,9 @@ as_lab() {
 ut_start() {
 	_out=$1
 	shift
+	# the last run's "Attached" must not look like this one's: the
+	# redirection below truncates only once the child runs
+	: >"$_out.err"
 	# UT_BIN: another build (a mutant of tests/mutants) for a negative control
 	${UT_BIN:-umwait-trace} "$@" >"$_out" 2>"$_out.err" &
 	ut_pid=$!

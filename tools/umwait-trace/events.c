@@ -174,6 +174,8 @@ int cmd_events(int argc, char **argv)
 
 	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
+	/* a signal while it loads and attaches ends it once attached */
+	install_signals(true);
 	if (need_root() || need_btf())
 		return EXIT_TROUBLE;
 	for (i = 0; i < NR_TPS; i++) {

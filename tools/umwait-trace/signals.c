@@ -39,14 +39,20 @@ static void loop_signals(sigset_t *set)
 }
 
 /*
- * Handlers for the signals, without SA_RESTART, and the signals unblocked:
- * a blocked mask is inherited across exec, and a tracer started with SIGINT
- * blocked would otherwise never see Ctrl-C.  A loop_wait() blocks them again
- * for its signalfd.
+ * Handlers for the signals, and the signals unblocked: a blocked mask is
+ * inherited across exec, and a tracer started with SIGINT blocked would
+ * otherwise never see Ctrl-C.  A loop_wait() blocks them again for its
+ * signalfd.
+ *
+ * The commands that run until a signal install them (RESTART: system calls
+ * go on) before they load and attach: a shell starts a background job with
+ * SIGINT ignored, and a Ctrl-C or kill -INT that came while the tracer was
+ * still attaching would be lost, the tracer then running forever.  With the
+ * handler it sets "exiting", and the tracer ends as soon as it is attached.
  */
-void install_signals(void)
+void install_signals(bool restart)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = restart ? SA_RESTART : 0 };
 	sigset_t set;
 
 	sigemptyset(&sa.sa_mask);
@@ -63,7 +69,7 @@ int loop_open(struct loop *l, struct ring_buffer *rb)
 	sigset_t set;
 
 	*l = (struct loop){ .epfd = -1, .sfd = -1, .rb = rb };
-	install_signals();
+	install_signals(false);
 	loop_signals(&set);
 	/* from here a signal waits on the signalfd, handled by loop_wait() */
 	sigprocmask(SIG_BLOCK, &set, NULL);

@@ -85,7 +85,7 @@ struct loop {
 	int epfd, sfd;
 	struct ring_buffer *rb;
 };
-void install_signals(void);
+void install_signals(bool restart);
 int loop_open(struct loop *l, struct ring_buffer *rb);
 /* up to MS ms; then exiting or dump_requested are set as signals came */
 int loop_wait(struct loop *l, int ms);
