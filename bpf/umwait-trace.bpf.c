@@ -29,6 +29,7 @@
 
 const volatile pid_t targ_tgid = 0;	/* 0: every process */
 const volatile bool targ_hist = false;	/* --hist: time the waits */
+const volatile __u32 exit_batch = 1;	/* exits per wake-up of user space */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -52,6 +53,17 @@ struct {
 	__type(value, struct jump_val);
 } jumped SEC(".maps");
 
+/*
+ * how many marks each thread holds in jumped: a thread's exit walks jumped
+ * (every bucket, thousands) only when it has some, not at every exit
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, u32);
+	__type(value, u32);
+} marks SEC(".maps");
+
 /* processes with counts in sites: user space takes them over when they exit */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -64,6 +76,9 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 * 1024);
 } exits SEC(".maps");
+
+/* an exit notice in the ring buffer: its 8-byte header and the tgid, rounded to 8 */
+#define EXIT_REC_SIZE	16
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -94,6 +109,7 @@ __u64 unended;		/* --hist: waits whose end never came (site passed again, or the
 __u64 inflight;		/* --hist: waits under way (start entries) */
 
 static struct site_val zero_site;
+static u32 zero_u32;
 static struct hist zero_hist;
 
 static __always_inline void *lookup_or_init(void *map, const void *key, const void *init)
@@ -189,6 +205,34 @@ static __always_inline bool branch_taken(struct pt_regs *regs, u64 cookie)
 	return false;
 }
 
+/* A taken jump's mark for its arrival after a site, counted for its thread */
+static __always_inline void mark(struct jump_key *jk, struct jump_val *j)
+{
+	u32 *n;
+
+	if (bpf_map_lookup_elem(&jumped, jk)) {
+		/* an earlier mark of the thread's for that site, never used */
+		bpf_map_update_elem(&jumped, jk, j, BPF_EXIST);
+		return;
+	}
+	n = lookup_or_init(&marks, &jk->tid, &zero_u32);
+	if (!n || bpf_map_update_elem(&jumped, jk, j, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&dropped_jumps, 1);
+		return;
+	}
+	*n += 1;
+}
+
+static __always_inline void unmark(u32 tid)
+{
+	u32 *n = bpf_map_lookup_elem(&marks, &tid);
+
+	if (n && *n > 1)
+		*n -= 1;
+	else if (n)
+		bpf_map_delete_elem(&marks, &tid);
+}
+
 /* The probe after site SITE: count the arrival, unless it was no wait */
 static __always_inline void count_exit(struct pt_regs *ctx, u64 id, u32 site)
 {
@@ -209,7 +253,8 @@ static __always_inline void count_exit(struct pt_regs *ctx, u64 id, u32 site)
 	if (jump) {
 		/* the jump's own arrival, or a mark it never used (a signal handler left) */
 		marked = jump->sp == ctx->sp;
-		bpf_map_delete_elem(&jumped, &jk);
+		if (!bpf_map_delete_elem(&jumped, &jk))
+			unmark(tid);
 	}
 	if (marked || (ctx->flags & X86_EFLAGS_NOT_WAIT)) {
 		__sync_fetch_and_add(&unpaired, 1);
@@ -285,9 +330,8 @@ int BPF_KPROBE(on_probe)
 		return 0;
 	if (exit_site)
 		count_exit(ctx, id, exit_site - 1);
-	if (jump_site && branch_taken(ctx, cookie) &&
-	    bpf_map_update_elem(&jumped, &jk, &j, BPF_ANY))
-		__sync_fetch_and_add(&dropped_jumps, 1);
+	if (jump_site && branch_taken(ctx, cookie))
+		mark(&jk, &j);
 	return 0;
 }
 
@@ -308,7 +352,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(task_exit, struct task_struct *p)
 {
 	u64 id = bpf_get_current_pid_tgid();
-	u32 tid = (u32)id, tgid = id >> 32, *rec;
+	u32 tid = (u32)id, tgid = id >> 32, *rec, *n;
 
 	if (targ_tgid && tgid != targ_tgid)
 		return 0;
@@ -316,7 +360,12 @@ int BPF_PROG(task_exit, struct task_struct *p)
 		__sync_fetch_and_add(&unended, 1);
 		__sync_fetch_and_sub(&inflight, 1);
 	}
-	bpf_for_each_map_elem(&jumped, drop_marks, &tid, 0);
+	n = bpf_map_lookup_elem(&marks, &tid);
+	if (n) {
+		if (*n)
+			bpf_for_each_map_elem(&jumped, drop_marks, &tid, 0);
+		bpf_map_delete_elem(&marks, &tid);
+	}
 	/* the last thread of the process (do_exit() counted it out of signal->live) */
 	if (BPF_CORE_READ(p, signal, live.counter) || bpf_map_delete_elem(&procs, &tgid))
 		return 0;
@@ -326,7 +375,13 @@ int BPF_PROG(task_exit, struct task_struct *p)
 		return 0;
 	}
 	*rec = tgid;
-	bpf_ringbuf_submit(rec, 0);
+	/*
+	 * User space woken every exit_batch exits, not at each: a host that
+	 * runs short processes by the thousand would have it up for every one.
+	 * It reads the rest when it wakes anyway (each interval, each report).
+	 */
+	bpf_ringbuf_submit(rec, bpf_ringbuf_query(&exits, BPF_RB_AVAIL_DATA) >=
+			   exit_batch * EXIT_REC_SIZE ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

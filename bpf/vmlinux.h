@@ -60,6 +60,18 @@ enum {
 	BPF_F_LOCK = 4,
 };
 
+enum {
+	BPF_RB_NO_WAKEUP = 1,
+	BPF_RB_FORCE_WAKEUP = 2,
+};
+
+enum {
+	BPF_RB_AVAIL_DATA = 0,
+	BPF_RB_RING_SIZE = 1,
+	BPF_RB_CONS_POS = 2,
+	BPF_RB_PROD_POS = 3,
+};
+
 /* arch/x86/include/asm/ptrace.h (x86-64): what a uprobe sees of the task */
 struct pt_regs {
 	long unsigned int r15;

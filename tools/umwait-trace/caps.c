@@ -154,6 +154,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 static struct scan scan;
 static time_t attach_time;	/* metrics: the counters' start */
 static struct umwait_trace_bpf *obj;
+static struct ring_buffer *exit_rb;	/* exit notices (see report()) */
 
 static uint64_t dropped_reported, lost_exits_swept;
 
@@ -220,6 +221,10 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 	struct snapshot cur;
 	int err;
 
+	/* the exits the BPF side has not woken us for yet (it batches them) */
+	err = ring_buffer__consume(exit_rb);
+	if (err < 0)
+		return err;
 	/* exit notices lost (ring buffer full): look for the dead processes */
 	if (obj->bss->lost_exits != lost_exits_swept) {
 		lost_exits_swept = obj->bss->lost_exits;
@@ -275,15 +280,17 @@ int cmd_caps(int argc, char **argv)
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	struct snapshot prev = {};
 	struct residency *res = NULL;
-	struct ring_buffer *rb = NULL;
 	struct loop loop = { .epfd = -1, .sfd = -1 };
 	struct bpf_program *prog;
 	struct rlimit rl;
 	double start, tick;
 	int err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0;
+	__u32 batch;
 
 	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
+	/* a signal while it loads and attaches ends it once attached */
+	install_signals(true);
 	if (need_root() || need_btf())
 		return EXIT_TROUBLE;
 	/*
@@ -315,7 +322,14 @@ int cmd_caps(int argc, char **argv)
 		bpf_map__set_max_entries(obj->maps.procs, env.max_entries);
 		bpf_map__set_max_entries(obj->maps.start, env.max_entries);
 		bpf_map__set_max_entries(obj->maps.jumped, env.max_entries);
+		bpf_map__set_max_entries(obj->maps.marks, env.max_entries);
 	}
+	/*
+	 * The counts of the processes whose exits wait to be folded stay in the
+	 * maps: a batch of at most an eighth of them, up to 64.
+	 */
+	batch = bpf_map__max_entries(obj->maps.sites) / 8;
+	obj->rodata->exit_batch = batch < 1 ? 1 : batch > 64 ? 64 : batch;
 	bpf_object__for_each_program(prog, obj->obj)
 		bpf_program__set_autoload(prog, prog == obj->progs.on_probe ||
 					  prog == obj->progs.task_exit ||
@@ -328,9 +342,18 @@ int cmd_caps(int argc, char **argv)
 
 	/* before the sites: a process must not exit unseen while it has counts */
 	obj->links.task_exit = bpf_program__attach(obj->progs.task_exit);
-	rb = ring_buffer__new(bpf_map__fd(obj->maps.exits), on_exit_notice, NULL, NULL);
-	if (!obj->links.task_exit || !rb) {
+	exit_rb = ring_buffer__new(bpf_map__fd(obj->maps.exits), on_exit_notice, NULL, NULL);
+	if (!obj->links.task_exit || !exit_rb) {
 		die_msg("cannot trace process exits (sched_process_exit): %s", strerror(errno));
+		goto out;
+	}
+	/*
+	 * Before the probes: a descriptor limit that cuts the probes short
+	 * leaves a tracer that runs with the sites it has, not one that fails
+	 * at the end for want of the two descriptors its loop needs.
+	 */
+	if (loop_open(&loop, exit_rb)) {
+		die_msg("cannot wait for signals and exits (signalfd, epoll): %s", strerror(errno));
 		goto out;
 	}
 	attached = caps_attach(obj, &scan, 0, &nr_files);
@@ -346,10 +369,6 @@ int cmd_caps(int argc, char **argv)
 	}
 	/* every probe in place: from now on they count */
 	obj->bss->armed = true;
-	if (loop_open(&loop, rb)) {
-		die_msg("cannot wait for signals and exits (signalfd, epoll): %s", strerror(errno));
-		goto out;
-	}
 	res = residency_open(env.residency);
 	if (env.format == FORMAT_TEXT && !residency_available(res)) {
 		printf("C0.x residency: unavailable (%s)\n", residency_reason(res));
@@ -397,7 +416,8 @@ out:
 	loop_close(&loop);
 	snapshot_drop(&prev);
 	caps_detach();
-	ring_buffer__free(rb);
+	ring_buffer__free(exit_rb);
+	exit_rb = NULL;
 	umwait_trace_bpf__destroy(obj);
 	caps_maps_free();
 	residency_close(res);
