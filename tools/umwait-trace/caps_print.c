@@ -165,25 +165,41 @@ static int by_site_exe(const void *a, const void *b)
 	return strncmp(x->val.exe, y->val.exe, sizeof(x->val.exe));
 }
 
+static struct om_site om_site_of(const struct scan *scan, uint32_t idx)
+{
+	const struct site *site = site_of(scan, idx);
+
+	return (struct om_site){
+		.file = site ? scan->files[site->file].path : "?",
+		.offset = site ? site->offset : 0,
+		.symbol = site && site->symbol[0] ? site->symbol : "-",
+		.insn = site ? insn_name(site->insn) : "?",
+	};
+}
+
 /*
  * Metrics: S holds every count since attach (START); a series per site and
  * executable, summed over its processes (with --per-pid, per process and
- * site); 0 or EXIT_TROUBLE.
+ * site); 0 or EXIT_TROUBLE.  A counting site no process has waited at yet
+ * has its series too, exe="" and 0: a rate() over it starts from its first
+ * wait, and a site that never waits is told from one caps does not count.
  */
 int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 		     const struct caps_extra *x, const struct residency *res, time_t start)
 {
-	struct om_site *sites = calloc(s->n + 1, sizeof(*sites));
+	struct om_site *sites = calloc(s->n + scan->nr_sites + 1, sizeof(*sites));
 	struct row *rows = malloc((s->n + 1) * sizeof(*rows));
+	bool *seen = calloc(scan->nr_sites + 1, sizeof(*seen));
 	struct om_caps c = {
 		.sites = sites, .res = res, .start_time = start, .unpaired = x->unpaired,
 		.unended = x->unended, .inflight = x->inflight, .dropped = x->dropped,
 	};
 	int i, n = 0, err;
 
-	if (!sites || !rows) {
+	if (!sites || !rows || !seen) {
 		free(sites);
 		free(rows);
+		free(seen);
 		return EXIT_TROUBLE;
 	}
 	memcpy(rows, s->rows, s->n * sizeof(*rows));
@@ -191,25 +207,32 @@ int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 		qsort(rows, s->n, sizeof(*rows), by_site_exe);
 	for (i = 0; i < s->n; i++) {
 		const struct row *r = &rows[i];
-		const struct site *site = site_of(scan, r->key.site);
 
+		if (r->key.site < (uint32_t)scan->nr_sites)
+			seen[r->key.site] = true;
 		if (!env.per_pid && n && !by_site_exe(&rows[i - 1], r)) {
 			sites[n - 1].waits += r->val.waits;
 			sites[n - 1].capped += r->val.capped;
 			continue;
 		}
-		sites[n++] = (struct om_site){
-			.pid = r->key.tgid, .comm = r->val.comm, .exe = r->val.exe,
-			.file = site ? scan->files[site->file].path : "?",
-			.offset = site ? site->offset : 0,
-			.symbol = site && site->symbol[0] ? site->symbol : "-",
-			.insn = site ? insn_name(site->insn) : "?",
-			.waits = r->val.waits, .capped = r->val.capped,
-		};
+		sites[n] = om_site_of(scan, r->key.site);
+		sites[n].pid = r->key.tgid;
+		sites[n].comm = r->val.comm;
+		sites[n].exe = r->val.exe;
+		sites[n].waits = r->val.waits;
+		sites[n].capped = r->val.capped;
+		n++;
+	}
+	for (i = 0; !env.per_pid && i < scan->nr_sites; i++) {
+		if (seen[i] || !scan->sites[i].probed)
+			continue;
+		sites[n] = om_site_of(scan, i);
+		sites[n++].exe = "";
 	}
 	c.nr_sites = n;
 	err = om_caps(&c);
 	free(sites);
 	free(rows);
+	free(seen);
 	return err;
 }

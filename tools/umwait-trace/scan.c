@@ -455,11 +455,17 @@ int scan_pid(struct scan *s, pid_t pid)
 		if (len && path[len - 1] == '\n')
 			path[--len] = '\0';
 		if (len > 10 && !strcmp(path + len - 10, " (deleted)")) {
+			unsigned long start = 0, end = 0;
+
 			/*
 			 * Replaced under the running process (a library upgrade):
-			 * the mapping still reaches the old file.
+			 * the mapping still reaches the old file, as map_files'
+			 * "%lx-%lx" (maps pads to 8 digits: a non-PIE program's
+			 * 00401000 is map_files' 401000).
 			 */
-			snprintf(attach, sizeof(attach), "/proc/%d/map_files/%s", pid, range);
+			sscanf(range, "%lx-%lx", &start, &end);
+			snprintf(attach, sizeof(attach), "/proc/%d/map_files/%lx-%lx", pid, start,
+				 end);
 			n = scan_elf(s, path, attach);
 			if (n >= 0 && s->nr_files && !strcmp(s->files[s->nr_files - 1].attach, attach))
 				note("%s: deleted since %d mapped it: traced through %s", path,
