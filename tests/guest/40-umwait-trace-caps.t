@@ -119,7 +119,7 @@ is "$(grep '^C0.x residency' $tmp/res.out)" "C0.x residency: unavailable (--resi
 	"--residency off: unavailable, and why"
 umwait-trace caps --residency bogus $tl >$tmp/res.out 2>$tmp/res.err
 is "$?" 2 "--residency bogus: exit status 2"
-is "$(head -n 1 $tmp/res.err)" "umwait-trace caps: invalid --residency 'bogus' (auto, force or off)" \
+is "$(head -n 1 $tmp/res.err)" "umwait-trace caps: invalid --residency 'bogus' (auto, force or off) (see 'umwait-trace caps --help')" \
 	"--residency bogus: says which values it takes"
 is "$(cat $tmp/res.out)" "" "--residency bogus: nothing on stdout"
 umwait-trace caps $tl 1 1 >$tmp/res.out 2>/dev/null

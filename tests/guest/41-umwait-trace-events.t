@@ -63,9 +63,10 @@ if ev_start; then
 	ev_stop
 	is "$ut_rc" 0 "events exits 0 on Ctrl-C"
 
-	# the boot value, which offline restores (the sysfs ABI's default:
-	# max_time 100000, C0.2 enabled), not what the code under test says
-	orig=0x000186a0 omt=100000 oc02=on
+	# offline restores the MSR's value at boot, before the kernel first
+	# wrote it (umwait_init() reads it once): the model's reset value,
+	# 0 (vm/qemu patch 0001), not the sysfs default
+	orig=0x00000000 omt=0 oc02=on
 	want="control_update target=all max_time=400000 c02=on raw=0x00061a80 old_max_time=100000 old_c02=on old_raw=0x000186a0
 control_update target=all max_time=400000 c02=off raw=0x00061a81 old_max_time=400000 old_c02=on old_raw=0x00061a80
 control_update target=all max_time=0 c02=off raw=0x00000001 old_max_time=400000 old_c02=off old_raw=0x00061a81

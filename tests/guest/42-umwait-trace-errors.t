@@ -65,8 +65,8 @@ refuses "caps --max-entries 99999999999" "umwait-trace caps: invalid number of e
 refuses "caps --max-entries abc" "umwait-trace caps: invalid number of entries 'abc' (1 to 16777216) $(see caps)" caps --max-entries abc $tl
 refuses "caps --max-entries without its value" "umwait-trace caps: unknown option, or an option without its value: '--max-entries' $(see caps)" caps --max-entries
 refuses "caps --residency maybe" "umwait-trace caps: invalid --residency 'maybe' (auto, force or off) $(see caps)" caps --residency maybe $tl
-refuses "caps --format xml" "umwait-trace caps: invalid format 'xml' (text, json or openmetrics) $(see caps)" caps --format xml $tl
-refuses "caps -o without openmetrics" "umwait-trace: --output needs --format openmetrics" caps -o $tmp/m.prom $tl
+refuses "caps --format xml" "umwait-trace caps: invalid format 'xml' (text, json, prometheus or openmetrics) $(see caps)" caps --format xml $tl
+refuses "caps -o without a metrics format" "umwait-trace: --output needs --format prometheus or openmetrics" caps -o $tmp/m.prom $tl
 refuses "caps -o into a missing directory" "umwait-trace: cannot write into the directory of /nonexistent/m.prom: No such file or directory" \
 	caps --format openmetrics -o /nonexistent/m.prom $tl
 refuses "caps interval 0" "umwait-trace caps: invalid number '0' $(see caps)" caps 0 $tl
@@ -81,7 +81,7 @@ refuses "caps on a truncated ELF file" "umwait-trace: $tmp/cut: a corrupt or tru
 refuses "events -d abc" "umwait-trace events: invalid duration 'abc' $(see events)" events -d abc
 refuses "events -d 0" "umwait-trace events: invalid duration '0' $(see events)" events -d 0
 refuses "events with an argument" "umwait-trace events: unexpected argument 'x' $(see events)" events x
-refuses "status --format xml" "umwait-trace status: invalid format 'xml' (text, json or openmetrics) $(see status)" status --format xml
+refuses "status --format xml" "umwait-trace status: invalid format 'xml' (text, json, prometheus or openmetrics) $(see status)" status --format xml
 refuses "status with an argument" "umwait-trace status: unexpected argument 'x' $(see status)" status x
 refuses "sites with no FILE" "umwait-trace sites: give FILEs or -p PID $(see sites)" sites
 # no permission: another user's process as uid 1000

@@ -63,7 +63,7 @@ fi
 # 10,000 processes of one program, each one wait, under caps by file
 wp=/lab/bin/wait-paths
 if ut_start $tmp/many.out caps --format prometheus -o $prom $wp 5; then
-	rss0=$(sed -n 's/^VmRSS: *\([0-9]*\) kB/\1/p' /proc/$ut_pid/status)
+	rss0=$(awk '/^VmRSS:/ { print $2 }' /proc/$ut_pid/status)
 	$wp --fork 10000 -c 1000 >$tmp/fork.out 2>&1
 	# the next interval's file, once it holds every process's wait
 	want=$(sed -n 's/^wait-paths: site=tpause waits=\([0-9]*\) .*/\1/p' $tmp/fork.out)
@@ -72,14 +72,15 @@ if ut_start $tmp/many.out caps --format prometheus -o $prom $wp 5; then
 		_i=$((_i + 1))
 		sleep 0.1
 	done
-	rss1=$(sed -n 's/^VmRSS: *\([0-9]*\) kB/\1/p' /proc/$ut_pid/status)
-	series=$(grep -c '^umwait_waits_total{' $prom)
+	rss1=$(awk '/^VmRSS:/ { print $2 }' /proc/$ut_pid/status)
+	series=$(grep -c '^umwait_waits_total{exe="wait-paths",' $prom)
 	ut_stop
 	diag "10,000 processes: caps' RSS $rss0 kB before, $rss1 kB after; $series series"
 	is "${want:-x}" 10000 "the fixture ran 10,000 processes, a wait each"
+	check "10,000 processes: caps' RSS read before and after" test -n "$rss0" -a -n "$rss1"
 	cmp_ok "$rss1" -le 65536 "10,000 processes: caps' RSS stays within 64 MiB ($rss1 kB)"
 	cmp_ok "$((rss1 - rss0))" -le 8192 "10,000 processes: and grows by less than 8 MiB ($((rss1 - rss0)) kB)"
-	is "$series" 1 "10,000 processes: one series (a site of one executable), not one per process"
+	is "$series" 1 "10,000 processes: one series for the TPAUSE they ran (a site of one executable), not one per process"
 fi
 echo 100000 >$d/max_time
 rm -rf $tmp

@@ -69,16 +69,17 @@ capped() {
 #     100000-cycle limit is capped (CF=1).  A probe on the TPAUSE/UMWAIT
 #     itself (caps before, --hist now) runs after the program computed its
 #     deadline and, a uprobe hit costing far more than that here, the wait
-#     starts past it and returns CF=0.  An interrupt may end a wait early
-#     either way: a little slack.
+#     starts past it and returns CF=0: few or none capped.  An interrupt
+#     may end a wait early either way, the more so on a loaded host: the
+#     bound is half as many.
 $wp -n 20 -c 200000 >$tmp/free.out 2>&1
 if ut_start $tmp/caps.out caps $wp; then
 	$wp -n 20 -c 200000 >$tmp/obs.out 2>&1
 	ut_stop
 	free=$(capped $tmp/free.out) obs=$(capped $tmp/obs.out)
 	echo "# unperturbed: capped $free of 40 waits without caps, $obs with caps"
-	cmp_ok "$free" -ge 30 "unperturbed: without caps most waits are capped ($free of 40)"
-	cmp_ok "$obs" -ge $((free - 4)) "unperturbed: with caps attached as many are ($obs vs $free)"
+	cmp_ok "$free" -ge 20 "unperturbed: without caps at least half the waits are capped ($free of 40)"
+	cmp_ok "$((2 * obs))" -ge "$free" "unperturbed: with caps attached, at least half as many are ($obs vs $free)"
 	is "$(rows $tmp/caps.out)" "$(fixture $tmp/obs.out | awk '{ print $1, $2, $3 }' | sort)" \
 		"unperturbed: and caps counts them exactly"
 fi

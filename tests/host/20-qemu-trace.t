@@ -9,49 +9,84 @@ trace=${LAB_RESULTS:-}/qemu-trace.log
 need_input "$log" '^ *# report ' tests/guest/21-waitpkg.t
 need_input "$trace" 'waitpkg_wait ' "the main boot's QEMU trace"
 
-# window BEGIN END INSN (BEGIN/END as 16-digit hex): summary of the user-mode waits traced in [BEGIN, END]
-window() {
-	awk -v lo="$1" -v hi="$2" -v insn="$3" '
+# windows: for each line "KEY BEGIN END INSN" on stdin (BEGIN/END as 16-digit
+# hex), a line "KEY SUMMARY" of the user-mode waits traced in [BEGIN, END],
+# SUMMARY as shell assignments; one pass over the trace for every window
+windows() {
+	awk '
 	# 64-bit TSCs do not fit awk numbers: compare zero-padded hex strings
 	function hex16(s) {
 		s = tolower(substr(s, 3))
 		while (length(s) < 16) s = "0" s
 		return s
 	}
+	FNR == NR { key[++nw] = $1; lo[nw] = $2; hi[nw] = $3; want[nw] = $4; next }
 	/waitpkg_wait / {
 		sub(/.*waitpkg_wait /, "")
 		delete f
 		for (i = 1; i < NF; i += 2) f[$i] = $(i + 1)
-		if (f["cpl"] != 3 || f["insn"] != insn) next
+		if (f["cpl"] != 3) next
 		t = hex16(f["tsc_start"])
-		if (t < lo || t > hi) next
-		n++
-		reason[f["reason"]]++
-		if (f["cf"] == 1) cf1++
-		if (f["reason"] == "oslimit" && f["cf"] == 1) oscf++
-		if (f["reason"] != "oslimit" && f["cf"] == 0) othercf0++
-		state[f["req"] "->" f["used"]]++
-		if (f["limit"] != "0x0") limited++
+		for (w = 1; w <= nw; w++) {
+			if (f["insn"] != want[w] || t < lo[w] || t > hi[w]) continue
+			n[w]++
+			reason[w, f["reason"]]++
+			if (f["cf"] == 1) cf1[w]++
+			if (f["reason"] == "oslimit" && f["cf"] == 1) oscf[w]++
+			if (f["reason"] != "oslimit" && f["cf"] == 0) othercf0[w]++
+			state[w, f["req"] "->" f["used"]]++
+			if (f["limit"] != "0x0") limited[w]++
+		}
 	}
 	END {
-		printf "n=%d cf1=%d oscf=%d othercf0=%d limited=%d", n, cf1, oscf, othercf0, limited
-		for (r in reason) printf " reason_%s=%d", r, reason[r]
-		for (s in state) { k = s; gsub(/[.>-]/, "", k); printf " state_%s=%d", k, state[s] }
-		printf "\n"
-	}' "$trace"
+		for (w = 1; w <= nw; w++) {
+			printf "%s n=%d cf1=%d oscf=%d othercf0=%d limited=%d", key[w], n[w], cf1[w],
+				oscf[w], othercf0[w], limited[w]
+			for (rs in reason) {
+				split(rs, p, SUBSEP)
+				if (p[1] == w) printf " reason_%s=%d", p[2], reason[rs]
+			}
+			for (ss in state) {
+				split(ss, p, SUBSEP)
+				if (p[1] != w) continue
+				k = p[2]
+				gsub(/[.>-]/, "", k)
+				printf " state_%s=%d", k, state[ss]
+			}
+			printf "\n"
+		}
+	}' - "$trace"
 }
 
+# summarize: the window of each run the guest log reports ("# report LABEL:"
+# or "# snapshot INSN:" lines), keyed by the line's number, in "summary"
+declare -A summary
+summarize() {
+	local nr line k rest
+	while IFS=: read -r nr line; do
+		eval "$(sed -n 's/^.*tpause-loop: //p' <<<"$line" | sed 's/\([a-z_0-9]*\)=/w_\1=/g')"
+		[ -n "${w_tsc_begin:-}" ] || continue
+		printf '%s %016x %016x %s\n' "$nr" "$w_tsc_begin" "$w_tsc_end" "$w_insn"
+		unset w_tsc_begin w_tsc_end w_insn
+	done < <(grep -nE '^ *# (report|snapshot) ' "$log") >"$tmp/windows"
+	while read -r k rest; do
+		summary[$k]=$rest
+	done < <(windows <"$tmp/windows")
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+summarize
+
 declare -A seen
-while IFS= read -r line; do
+while IFS=: read -r nr line; do
 	label=$(sed -n 's/^ *# report \([^:]*\): .*/\1/p' <<<"$line")
-	[ -n "$label" ] || continue
 	eval "$(sed -n 's/^.*tpause-loop: //p' <<<"$line" | sed 's/\([a-z_]*\)=/r_\1=/g')"
 	[ -n "${r_tsc_begin:-}" ] || { fail "$label: report has no TSC window" "$line"; continue; }
 	seen[$label]=1
 	n=0 cf1=0 oscf=0 othercf0=0 limited=0
 	unset reason_deadline reason_oslimit reason_past reason_nomonitor reason_store reason_interrupt
 	unset state_C02C02 state_C02C01 state_C01C01
-	eval "$(window "$(printf '%016x' "$r_tsc_begin")" "$(printf '%016x' "$r_tsc_end")" "$r_insn")"
+	eval "${summary[$nr]}"
 	is "$n" "$r_waits" "$label: QEMU traced as many user waits as tpause-loop ran"
 	is "$oscf" "$cf1" "$label: CF=1 exactly for the waits the OS limit ended"
 	is "$othercf0" "$((n - ${reason_oslimit:-0}))" "$label: CF=0 for every wait that something else ended"
@@ -96,17 +131,16 @@ while IFS= read -r line; do
 	case "$label" in
 	*-nolimit | umwait-nomonitor | umwait-store | umwait-revert) is "$limited" 0 "$label: no OS limit with max_time=0" ;;
 	esac
-done <"$log"
+done < <(grep -n '^ *# report ' "$log")
 
 # tests/guest/23-waitpkg-snapshot.t: savevm/loadvm while waits run back to back
 nsnap=0
-while IFS= read -r line; do
+while IFS=: read -r nr line; do
 	insn=$(sed -n 's/^ *# snapshot \([a-z]*\): .*/\1/p' <<<"$line")
-	[ -n "$insn" ] || continue
 	nsnap=$((nsnap + 1))
 	eval "$(sed -n 's/^.*tpause-loop: //p' <<<"$line" | sed 's/\([a-z_0-9]*\)=/r_\1=/g')"
 	unset reason_deadline reason_oslimit reason_past reason_nomonitor reason_store reason_interrupt reason_migration
-	eval "$(window "$(printf '%016x' "$r_tsc_begin")" "$(printf '%016x' "$r_tsc_end")" "$insn")"
+	eval "${summary[$nr]:-n=0}"
 	diag "snapshot $insn: n=$n reasons: $(set | grep -o '^reason_[a-z]*=[0-9]*' | tr '\n' ' ')"
 	case $insn in
 	umwait)
@@ -115,7 +149,7 @@ while IFS= read -r line; do
 	tpause)
 		is "${reason_migration:-0}" 0 "snapshot tpause: TPAUSE goes on across loadvm (no wait ended by the migration)" ;;
 	esac
-done <"$log"
+done < <(grep -n '^ *# snapshot ' "$log")
 is "$nsnap" 2 "tests/guest/23-waitpkg-snapshot.t reported its two snapshot runs (umwait, tpause)"
 is "$(grep -c '^# vmrun-hook: savevm ok, loadvm ok$' "$log")" "$nsnap" \
 	"vm/run took and loaded back a snapshot for each snapshot run"
