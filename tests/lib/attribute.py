@@ -81,10 +81,15 @@ waits.sort()
 def space(cr3):
     return cr3 & 0x000FFFFFFFFFE000
 
+# the marker wait: at its address, or out of line in the run's XOL area
+# when a probe sits on the wait itself (caps --hist)
 marks = {}
 for label, r in runs.items():
+    xol = [m for m in r["maps"] if m[3] == "[uprobes]"]
     for tsc, rip, cr3, cpl, cf, insn in waits:
-        if cpl == 3 and rip == r.get("marker") and r["begin"] <= tsc <= r["end"]:
+        if cpl != 3 or not r.get("begin", 1) <= tsc <= r.get("end", 0):
+            continue
+        if rip == r["marker"] or [x for x in xol if x[0] <= rip < x[1]]:
             marks[label] = (tsc, space(cr3))
             break
 starts = sorted(t for t, _ in marks.values())
@@ -118,11 +123,14 @@ for label in order:
         total += 1
         capped += cf
     # caps' rows; a site whose waits the trace saw nowhere in the target
-    # ran them out of line: it counts in its instruction's xol- row
+    # ran them out of line: it counts in its instruction's xol- row.  Not
+    # the marker's site: its one wait is before the window, in no row.
+    mk = [m for m in maps if m[0] <= r["marker"] < m[1]]
+    mko = "0x%x" % (r["marker"] - mk[0][0] + mk[0][2]) if mk else None
     caps = {}
     for c in r["caps"]:
         pid, insn, w, cp, path, off = c
-        key = off if off in sites else "xol-" + insn
+        key = off if off in sites or off == mko else "xol-" + insn
         a, b = caps.get(key, (0, 0))
         caps[key] = (a + int(w), b + int(cp))
     fmt = lambda d: ",".join(sorted("%s:%d:%d" % (k, w, c) for k, (w, c) in d.items())) or "-"
