@@ -102,7 +102,7 @@ while IFS= read -r line; do
 		# bug: C0_WAIT counting something other than C0.1 + C0.2
 		near "$c0wait" $((c01 + c02)) "$t_n" "$label: C0_WAIT (umask 0x70) is C0.1 + C0.2" ;;
 	esac
-done <"$log"
+done < <(grep -E "^ *# pmu [a-z0-9]+: " "$log")
 
 for l in c02 c01 demoted ring record; do
 	case " $seen " in *" $l "*) ;; *) fail "guest reported PMU run $l" "missing from $log" ;; esac
