@@ -87,10 +87,23 @@ struct {
 	__type(value, struct hist);
 } hists SEC(".maps");
 
+/* per (site, HIST_DENIED or HIST_LATE): allocated as sites first use them */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_PIDS_SITES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct hist_key);
+	__type(value, struct ohist);
+} ohists SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
+
+/* the TSC calibration user space keeps current (umwait-trace.h) */
+struct tsc_cal tsc_cal[2];
+__u32 tsc_cal_idx;
 
 /*
  * Set by user space once every probe is in place: until then the probes do
@@ -111,6 +124,7 @@ __u64 inflight;		/* --hist: waits under way (start entries) */
 static struct site_val zero_site;
 static u32 zero_u32;
 static struct hist zero_hist;
+static struct ohist zero_ohist;
 
 static __always_inline void *lookup_or_init(void *map, const void *key, const void *init)
 {
@@ -159,6 +173,75 @@ int BPF_KPROBE(wait_enter)
 	else
 		__sync_fetch_and_add(&inflight, 1);
 	return 0;
+}
+
+/* The TSC now, from the monotonic clock; 0 before user space calibrated it */
+static __always_inline u64 tsc_now(u64 *slack)
+{
+	struct tsc_cal *c = &tsc_cal[tsc_cal_idx & 1];
+	u64 ns = bpf_ktime_get_ns(), d, cyc;
+
+	*slack = c->past_slack;
+	if (!c->mult)
+		return 0;
+	/* the anchor can be a little ahead: read on another CPU meanwhile */
+	d = ns >= c->ns ? ns - c->ns : c->ns - ns;
+	/* in two parts: d * mult alone overflows after a few seconds */
+	cyc = (d >> TSC_CAL_SHIFT) * c->mult +
+	      (((d & ((1ULL << TSC_CAL_SHIFT) - 1)) * c->mult) >> TSC_CAL_SHIFT);
+	return ns >= c->ns ? c->tsc + cyc : c->tsc - cyc;
+}
+
+/* the log-linear slot of V (umwait-trace.h) */
+static __always_inline u64 ohist_slot(u64 v)
+{
+	u64 l, slot;
+
+	if (v < OHIST_SUB)
+		return v;
+	l = log2_u64(v);
+	slot = (l - OHIST_SUB_BITS + 1) * OHIST_SUB + ((v >> (l - OHIST_SUB_BITS)) & (OHIST_SUB - 1));
+	return slot;
+}
+
+static __always_inline void ohist_add(u32 site, u32 kind, u64 v)
+{
+	struct hist_key k = { .site = site, .kind = kind };
+	struct ohist *h = lookup_or_init(&ohists, &k, &zero_ohist);
+	u64 slot = ohist_slot(v);
+
+	if (!h) {
+		__sync_fetch_and_add(&dropped_counts, 1);
+		return;
+	}
+	/* a no-op (slot < OHIST_SLOTS) that the verifier needs */
+	__sync_fetch_and_add(&h->slots[slot & (OHIST_SLOTS - 1)], 1);
+}
+
+/*
+ * How the wait ended, from CF, its deadline (EDX:EAX, which TPAUSE and
+ * UMWAIT leave as they were, and the probe sits on the next instruction)
+ * and the TSC now, a little after it ended: capped (CF=1); early (the TSC is
+ * still before the deadline); deadline (the TSC is past it by no more than
+ * a probe can be late); past (by more: the deadline was behind when the
+ * wait began, or is no TSC value at all).
+ */
+static __always_inline void outcome(struct pt_regs *ctx, struct site_val *val, u32 site, bool capped)
+{
+	u64 dl = (u64)(u32)ctx->dx << 32 | (u32)ctx->ax, slack, now = tsc_now(&slack);
+
+	if (capped) {
+		ohist_add(site, HIST_DENIED, dl > now ? dl - now : 0);
+	} else if (!now) {
+		return;		/* not calibrated: counted, no outcome */
+	} else if (now < dl) {
+		__sync_fetch_and_add(&val->early, 1);
+	} else if (now - dl <= slack) {
+		__sync_fetch_and_add(&val->deadline, 1);
+		ohist_add(site, HIST_LATE, now - dl);
+	} else {
+		__sync_fetch_and_add(&val->past, 1);
+	}
 }
 
 /* Would the Jcc with condition CC (tttn) jump, given these flags? */
@@ -282,6 +365,7 @@ static __always_inline void count_exit(struct pt_regs *ctx, u64 id, u32 site)
 	__sync_fetch_and_add(&val->waits, 1);
 	if (capped)
 		__sync_fetch_and_add(&val->capped, 1);
+	outcome(ctx, val, site, capped);
 
 hist:
 	if (!targ_hist)
@@ -298,7 +382,7 @@ hist:
 	if (slot >= MAX_SLOTS)
 		slot = MAX_SLOTS - 1;
 	hkey.site = site;
-	hkey.capped = capped;
+	hkey.kind = capped ? HIST_TIME_CAPPED : HIST_TIME;
 	hist = lookup_or_init(&hists, &hkey, &zero_hist);
 	if (!hist)
 		__sync_fetch_and_add(&dropped_counts, 1);

@@ -61,6 +61,10 @@ enum {
 };
 
 enum {
+	BPF_F_NO_PREALLOC = 1,
+};
+
+enum {
 	BPF_RB_NO_WAKEUP = 1,
 	BPF_RB_FORCE_WAKEUP = 2,
 };

@@ -30,6 +30,7 @@ static struct env {
 	bool c01;
 	int cpu;
 	bool past;
+	uint64_t deadline;	/* --deadline: this absolute TSC value for every wait */
 	bool no_monitor;
 	uint64_t store_after;
 	bool revert;
@@ -53,7 +54,7 @@ static const char doc[] =
 "limit cut short (CF=1).\n"
 "\n"
 "USAGE: tpause-loop [-n COUNT] [-c CYCLES] [-i tpause|umwait] [-s c01|c02]\n"
-"                   [-p CPU] [--past] [--no-monitor]\n"
+"                   [-p CPU] [--past | --deadline TSC] [--no-monitor]\n"
 "                   [--store-after CYCLES [--revert] [--store-cpu CPU]]\n"
 "                   [--json] [--p99] [--per-wait] [--until-signal]\n"
 "\n"
@@ -63,6 +64,7 @@ static const char doc[] =
 
 enum {
 	OPT_PAST = 0x100,
+	OPT_DEADLINE,
 	OPT_NO_MONITOR,
 	OPT_STORE_AFTER,
 	OPT_STORE_CPU,
@@ -80,6 +82,8 @@ static const struct argp_option opts[] = {
 	{ "state", 's', "STATE", 0, "c02 (default) or c01", 0 },
 	{ "cpu", 'p', "CPU", 0, "Pin the waiting thread to CPU", 0 },
 	{ "past", OPT_PAST, NULL, 0, "Use a deadline already in the past", 0 },
+	{ "deadline", OPT_DEADLINE, "TSC", 0,
+	  "Use this TSC value as every wait's deadline (a count passed where a TSC value belongs)", 0 },
 	{ "no-monitor", OPT_NO_MONITOR, NULL, 0, "UMWAIT without UMONITOR first", 0 },
 	{ "store-after", OPT_STORE_AFTER, "CYCLES", 0,
 	  "A second thread stores to the monitored line CYCLES after each UMONITOR", 0 },
@@ -154,6 +158,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAST:
 		env.past = true;
 		break;
+	case OPT_DEADLINE:
+		parse_u64(arg, &env.deadline, state);
+		if (!env.deadline)
+			argp_error(state, "--deadline needs a TSC value above 0");
+		break;
 	case OPT_NO_MONITOR:
 		env.no_monitor = true;
 		break;
@@ -188,6 +197,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--no-monitor and --store-after need -i umwait");
 		if (env.no_monitor && env.store_after)
 			argp_error(state, "--store-after needs the monitor");
+		if (env.past && env.deadline)
+			argp_error(state, "--past and --deadline both set the deadline: one of them");
 		if (env.revert && !env.store_after)
 			argp_error(state, "--revert needs --store-after");
 		if (env.per_wait && env.json)
@@ -309,6 +320,8 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	unsigned long capped = 0, early = 0, i, n;
+	/* each wait's outcome by this program's own RDTSC before and after it */
+	unsigned long ran = 0, ended_early = 0, was_past = 0;
 	uint64_t sum = 0, max = 0, min = UINT64_MAX, begin, end, *samples = NULL;
 	struct wait_rec *recs = NULL;
 	unsigned int ctl;
@@ -373,12 +386,19 @@ int main(int argc, char **argv)
 				_mm_pause();
 		arm_monitor();
 		t0 = __rdtsc();
-		deadline = env.past ? t0 - env.cycles - 1 : t0 + env.cycles;
+		deadline = env.deadline ? env.deadline :
+			   env.past ? t0 - env.cycles - 1 : t0 + env.cycles;
 		cf = do_wait(deadline, ctl);
 		t1 = __rdtsc();
 		capped += cf;
 		if (t1 < deadline)
 			early++;
+		if (!cf && t0 >= deadline)
+			was_past++;
+		else if (!cf && t1 >= deadline)
+			ran++;
+		else if (!cf)
+			ended_early++;
 		d = t1 - t0;
 		if (samples)
 			samples[i] = d;
@@ -415,6 +435,8 @@ int main(int argc, char **argv)
 		       capped, early, (unsigned long long)(n ? sum / n : 0),
 		       (unsigned long long)(n ? min : 0), (unsigned long long)max,
 		       (unsigned long long)begin, (unsigned long long)end);
+	printf(env.json ? ", \"ran_to_deadline\": %lu, \"ended_early\": %lu, \"deadline_past\": %lu" :
+	       " ran_to_deadline=%lu ended_early=%lu deadline_past=%lu", ran, ended_early, was_past);
 	if (samples && n) {
 		qsort(samples, n, sizeof(*samples), cmp_u64);
 		printf(env.json ? ", \"p50\": %llu, \"p99\": %llu" : " p50=%llu p99=%llu",

@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "umwait-trace.h"
 #include "umwait-trace.skel.h"
 #include "caps.h"
 #include "residency.h"
@@ -262,15 +263,22 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
  */
 static bool sleep_until(struct loop *l, double deadline)
 {
-	for (;;) {
-		double left = deadline - now_seconds();
+	static double calibrated;
 
+	for (;;) {
+		double now = now_seconds(), left = deadline - now;
+
+		/* the BPF side's TSC: re-anchored every second */
+		if (now - calibrated >= 1) {
+			tsc_cal_update(obj);
+			calibrated = now;
+		}
 		if (exiting || dump_requested)
 			return false;
 		if (left <= 0)
 			return true;
-		if (left > 3600)
-			left = 3600;
+		if (left > 1)
+			left = 1;
 		loop_wait(l, (int)(left * 1000) + 1);
 	}
 }
@@ -367,7 +375,11 @@ int cmd_caps(int argc, char **argv)
 		die_msg("no site could be probed");
 		goto out;
 	}
-	/* every probe in place: from now on they count */
+	/* the TSC for the waits' outcomes, then every probe in place: they count */
+	if (tsc_cal_update(obj)) {
+		die_msg("cannot calibrate the TSC against CLOCK_MONOTONIC: they do not advance together");
+		goto out;
+	}
 	obj->bss->armed = true;
 	res = residency_open(env.residency);
 	if (env.format == FORMAT_TEXT && !residency_available(res)) {

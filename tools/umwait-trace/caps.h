@@ -30,12 +30,20 @@ struct hrow {
 	struct hist val;
 };
 
+/* one (site, HIST_DENIED or HIST_LATE) outcome histogram */
+struct orow {
+	struct hist_key key;
+	struct ohist val;
+};
+
 /* every row of the maps at one moment, sorted by key */
 struct snapshot {
 	struct row *rows;
 	int n;
 	struct hrow *hrows;
 	int nh;
+	struct orow *orows;
+	int no;
 };
 
 /* what the counts leave out, since attach */
@@ -49,6 +57,7 @@ struct caps_extra {
 enum block { BLOCK_INTERVAL, BLOCK_TOTAL };
 
 /* caps_maps.c */
+void site_val_add(struct site_val *d, const struct site_val *s, int sign);
 int snapshot_take(struct umwait_trace_bpf *obj, bool hist, struct snapshot *s);
 void snapshot_drop(struct snapshot *s);
 int snapshot_interval(struct snapshot *cur, struct snapshot *prev);
@@ -57,6 +66,12 @@ void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x);
 int caps_fold(struct umwait_trace_bpf *obj, int nr_sites, uint32_t tgid);
 int caps_sweep(struct umwait_trace_bpf *obj, int nr_sites);
 void caps_maps_free(void);
+
+/* caps_tsc.c */
+int tsc_cal_update(struct umwait_trace_bpf *obj);
+double tsc_cal_error(void);
+uint64_t ohist_lower(int slot);
+uint64_t ohist_upper(int slot);
 
 /* caps_print.c */
 void caps_print(enum block kind, double secs, const struct scan *scan,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 
+#include "umwait-trace.h"
 #include "umwait-trace.skel.h"
 #include "caps.h"
 #include "scan_int.h"

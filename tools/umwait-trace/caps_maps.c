@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "umwait-trace.h"
 #include "umwait-trace.skel.h"
 #include "caps.h"
 #include "ut.h"
@@ -30,7 +31,17 @@ static int hrow_cmp(const void *a, const void *b)
 
 	if (x->site != y->site)
 		return x->site < y->site ? -1 : 1;
-	return x->capped < y->capped ? -1 : x->capped > y->capped;
+	return x->kind < y->kind ? -1 : x->kind > y->kind;
+}
+
+/* D += S (SIGN 1) or D -= S (SIGN -1), every count */
+void site_val_add(struct site_val *d, const struct site_val *s, int sign)
+{
+	d->waits += sign * s->waits;
+	d->capped += sign * s->capped;
+	d->deadline += sign * s->deadline;
+	d->early += sign * s->early;
+	d->past += sign * s->past;
 }
 
 /* Every entry of MAP, sorted by key; KSZ/VSZ are the map's sizes. */
@@ -73,10 +84,8 @@ static int diff_rows(struct row *cur, int ncur, const struct row *prev, int npre
 	for (i = 0; i < ncur; i++) {
 		while (j < nprev && row_cmp(&prev[j].key, &cur[i].key) < 0)
 			j++;
-		if (j < nprev && !row_cmp(&prev[j].key, &cur[i].key)) {
-			cur[i].val.waits -= prev[j].val.waits;
-			cur[i].val.capped -= prev[j].val.capped;
-		}
+		if (j < nprev && !row_cmp(&prev[j].key, &cur[i].key))
+			site_val_add(&cur[i].val, &prev[j].val, -1);
 		if (cur[i].val.waits)
 			cur[n++] = cur[i];
 	}
@@ -93,6 +102,26 @@ static int diff_hrows(struct hrow *cur, int ncur, const struct hrow *prev, int n
 		while (j < nprev && hrow_cmp(&prev[j].key, &cur[i].key) < 0)
 			j++;
 		for (s = 0; s < MAX_SLOTS; s++) {
+			if (j < nprev && !hrow_cmp(&prev[j].key, &cur[i].key))
+				cur[i].val.slots[s] -= prev[j].val.slots[s];
+			sum += cur[i].val.slots[s];
+		}
+		if (sum)
+			cur[n++] = cur[i];
+	}
+	return n;
+}
+
+static int diff_orows(struct orow *cur, int ncur, const struct orow *prev, int nprev)
+{
+	int i, j = 0, n = 0, s;
+
+	for (i = 0; i < ncur; i++) {
+		uint64_t sum = 0;
+
+		while (j < nprev && hrow_cmp(&prev[j].key, &cur[i].key) < 0)
+			j++;
+		for (s = 0; s < OHIST_SLOTS; s++) {
 			if (j < nprev && !hrow_cmp(&prev[j].key, &cur[i].key))
 				cur[i].val.slots[s] -= prev[j].val.slots[s];
 			sum += cur[i].val.slots[s];
@@ -121,8 +150,7 @@ static int retire(const struct row *r)
 		c = row_cmp(&retired[mid].key, &r->key);
 		if (!c) {
 			/* the PID was reused: one row for both */
-			retired[mid].val.waits += r->val.waits;
-			retired[mid].val.capped += r->val.capped;
+			site_val_add(&retired[mid].val, &r->val, 1);
 			return 0;
 		}
 		if (c < 0)
@@ -235,8 +263,7 @@ static int add_retired(struct snapshot *s)
 		while (j < n && row_cmp(&v[j].key, &retired[i].key) < 0)
 			j++;
 		if (j < n && !row_cmp(&v[j].key, &retired[i].key)) {
-			v[j].val.waits += retired[i].val.waits;
-			v[j].val.capped += retired[i].val.capped;
+			site_val_add(&v[j].val, &retired[i].val, 1);
 		} else {
 			v[s->n++] = retired[i];
 		}
@@ -266,6 +293,11 @@ int snapshot_take(struct umwait_trace_bpf *obj, bool hist, struct snapshot *s)
 			return s->nh;
 		s->hrows = p;
 	}
+	s->no = read_map(bpf_map__fd(obj->maps.ohists), sizeof(struct hist_key),
+			 sizeof(struct ohist), &p, hrow_cmp);
+	if (s->no < 0)
+		return s->no;
+	s->orows = p;
 	return 0;
 }
 
@@ -273,24 +305,28 @@ void snapshot_drop(struct snapshot *s)
 {
 	free(s->rows);
 	free(s->hrows);
+	free(s->orows);
 	*s = (struct snapshot){};
 }
 
 /* CUR becomes CUR - PREV (rows that moved), PREV the raw CUR for the next interval */
 int snapshot_interval(struct snapshot *cur, struct snapshot *prev)
 {
-	struct snapshot keep = { .n = cur->n, .nh = cur->nh };
+	struct snapshot keep = { .n = cur->n, .nh = cur->nh, .no = cur->no };
 
 	keep.rows = malloc(cur->n * sizeof(*cur->rows) + 1);
 	keep.hrows = malloc(cur->nh * sizeof(*cur->hrows) + 1);
-	if (!keep.rows || !keep.hrows) {
+	keep.orows = malloc(cur->no * sizeof(*cur->orows) + 1);
+	if (!keep.rows || !keep.hrows || !keep.orows) {
 		snapshot_drop(&keep);
 		return -ENOMEM;
 	}
 	memcpy(keep.rows, cur->rows, cur->n * sizeof(*cur->rows));
 	memcpy(keep.hrows, cur->hrows, cur->nh * sizeof(*cur->hrows));
+	memcpy(keep.orows, cur->orows, cur->no * sizeof(*cur->orows));
 	cur->n = diff_rows(cur->rows, cur->n, prev->rows, prev->n);
 	cur->nh = diff_hrows(cur->hrows, cur->nh, prev->hrows, prev->nh);
+	cur->no = diff_orows(cur->orows, cur->no, prev->orows, prev->no);
 	snapshot_drop(prev);
 	*prev = keep;
 	return 0;
@@ -301,6 +337,7 @@ void snapshot_total(struct snapshot *cur)
 {
 	cur->n = diff_rows(cur->rows, cur->n, NULL, 0);
 	cur->nh = diff_hrows(cur->hrows, cur->nh, NULL, 0);
+	cur->no = diff_orows(cur->orows, cur->no, NULL, 0);
 }
 
 void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x)

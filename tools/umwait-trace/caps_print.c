@@ -49,6 +49,211 @@ static void json_site(FILE *f, const struct scan *scan, uint32_t idx)
 	json_str(f, s->why);
 }
 
+
+/*
+ * Outcomes per site, over its processes, and what max_time would serve the
+ * site's capped waits.  A capped wait ran max_time cycles and was denied the
+ * rest: it asked for denied + max_time, plus the probe's lateness (the TSC
+ * is read at the probe, a little after the wait ended: the median lateness
+ * of the waits that ran to their deadline, which is all probe; where none
+ * did, a quarter more).
+ */
+struct advice {
+	bool valid;		/* capped waits, and max_time known */
+	uint64_t max_time;	/* in force now */
+	uint64_t lateness;	/* the probe's, 0 if no wait ran to its deadline */
+	uint64_t asked;		/* the capped waits' median request */
+	uint64_t serve[3];	/* the max_time for 50, 90, 99% of them; 0: beyond range */
+};
+
+static const int serve_pct[3] = { 50, 90, 99 };
+
+static const struct ohist *orow_of(const struct snapshot *s, uint32_t site, uint32_t kind)
+{
+	for (int i = 0; i < s->no; i++)
+		if (s->orows[i].key.site == site && s->orows[i].key.kind == kind)
+			return &s->orows[i].val;
+	return NULL;
+}
+
+/* the slot holding the P-th percentile of H (N values) */
+static int ohist_pct(const struct ohist *h, uint64_t n, int p)
+{
+	uint64_t want = (n * p + 99) / 100, sum = 0;
+	int i;
+
+	for (i = 0; i < OHIST_SLOTS - 1; i++) {
+		sum += h->slots[i];
+		if (sum >= want)
+			break;
+	}
+	return i;
+}
+
+static uint64_t ohist_total(const struct ohist *h)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; h && i < OHIST_SLOTS; i++)
+		n += h->slots[i];
+	return n;
+}
+
+/* the median probe lateness over every site's on-deadline waits */
+static uint64_t lateness(const struct snapshot *s)
+{
+	struct ohist all = {};
+	uint64_t n;
+	int i, j, slot;
+
+	for (i = 0; i < s->no; i++)
+		for (j = 0; s->orows[i].key.kind == HIST_LATE && j < OHIST_SLOTS; j++)
+			all.slots[j] += s->orows[i].val.slots[j];
+	n = ohist_total(&all);
+	if (!n)
+		return 0;
+	slot = ohist_pct(&all, n, 50);
+	return (ohist_lower(slot) + ohist_upper(slot)) / 2;
+}
+
+static void advise(const struct snapshot *s, uint32_t site, struct advice *a)
+{
+	const struct ohist *h = orow_of(s, site, HIST_DENIED);
+	uint64_t n = ohist_total(h), v;
+	int i, slot;
+
+	*a = (struct advice){};
+	if (!n || read_u64_file(SYSFS_DIR "/max_time", &a->max_time))
+		return;
+	a->valid = true;
+	a->lateness = lateness(s);
+	slot = ohist_pct(h, n, 50);
+	a->asked = (ohist_lower(slot) + ohist_upper(slot)) / 2 + a->max_time + a->lateness;
+	for (i = 0; i < 3; i++) {
+		slot = ohist_pct(h, n, serve_pct[i]);
+		/* lateness unknown (no wait ran to its deadline): a slot more, 25% */
+		if (!a->lateness)
+			slot++;
+		if (slot >= OHIST_SLOTS - 1)
+			continue;
+		/* the slot's top, and a multiple of 4 (max_time's bits 31:2) */
+		v = (ohist_upper(slot) + a->max_time + a->lateness + 3) & ~3ULL;
+		a->serve[i] = v <= UMWAIT_TIME_MASK ? v : 0;
+	}
+}
+
+/* most of the site's waits had a deadline already behind them */
+static bool mostly_past(const struct site_val *v)
+{
+	return v->past * 2 > v->waits;
+}
+
+/* each site's counts over its processes: an array of scan->nr_sites */
+static struct site_val *by_site(const struct scan *scan, const struct snapshot *s)
+{
+	struct site_val *v = calloc(scan->nr_sites + 1, sizeof(*v));
+
+	for (int i = 0; v && i < s->n; i++)
+		if (s->rows[i].key.site < (uint32_t)scan->nr_sites)
+			site_val_add(&v[s->rows[i].key.site], &s->rows[i].val, 1);
+	return v;
+}
+
+static void json_ohist(FILE *f, const struct ohist *h)
+{
+	bool first = true;
+
+	fprintf(f, "[");
+	for (int i = 0; h && i < OHIST_SLOTS; i++) {
+		if (!h->slots[i])
+			continue;
+		fprintf(f, "%s{\"from\": %llu, \"to\": %llu, \"count\": %llu}", first ? "" : ", ",
+			(unsigned long long)ohist_lower(i), (unsigned long long)ohist_upper(i),
+			(unsigned long long)h->slots[i]);
+		first = false;
+	}
+	fprintf(f, "]");
+}
+
+static void json_outcomes(FILE *f, const struct site_val *v)
+{
+	fprintf(f, "\"outcomes\": {\"capped\": %llu, \"deadline\": %llu, \"early\": %llu, "
+		"\"past\": %llu}", (unsigned long long)v->capped, (unsigned long long)v->deadline,
+		(unsigned long long)v->early, (unsigned long long)v->past);
+}
+
+static void json_sites_outcomes(const struct scan *scan, const struct snapshot *s)
+{
+	struct site_val *v = by_site(scan, s);
+	struct advice a;
+	bool first = true;
+	int i, k;
+
+	printf(", \"tsc_error_cycles\": %.0f, \"by_site\": [", tsc_cal_error());
+	for (i = 0; v && i < scan->nr_sites; i++) {
+		if (!v[i].waits)
+			continue;
+		printf("%s{", first ? "" : ", ");
+		first = false;
+		json_site(stdout, scan, i);
+		printf(", \"waits\": %llu, ", (unsigned long long)v[i].waits);
+		json_outcomes(stdout, &v[i]);
+		printf(", \"denied\": ");
+		json_ohist(stdout, orow_of(s, i, HIST_DENIED));
+		printf(", \"late\": ");
+		json_ohist(stdout, orow_of(s, i, HIST_LATE));
+		advise(s, i, &a);
+		if (a.valid) {
+			printf(", \"advice\": {\"max_time\": %llu, \"lateness\": %llu, \"asked\": %llu",
+			       (unsigned long long)a.max_time, (unsigned long long)a.lateness,
+			       (unsigned long long)a.asked);
+			for (k = 0; k < 3; k++)
+				printf(", \"max_time_p%d\": %llu", serve_pct[k], (unsigned long long)a.serve[k]);
+			printf("}");
+		} else {
+			printf(", \"advice\": null");
+		}
+		printf(", \"warning\": %s}", mostly_past(&v[i]) ?
+		       "\"these waits do nothing: the deadline is already past when they start\"" :
+		       "null");
+	}
+	printf("]");
+	free(v);
+}
+
+static void print_outcomes(const struct scan *scan, const struct snapshot *s)
+{
+	struct site_val *v = by_site(scan, s);
+	struct advice a;
+	int i;
+
+	for (i = 0; v && i < scan->nr_sites; i++) {
+		if (!v[i].waits)
+			continue;
+		printf("outcomes at ");
+		print_site(stdout, scan, i);
+		printf(": capped=%llu deadline=%llu early=%llu past=%llu\n",
+		       (unsigned long long)v[i].capped, (unsigned long long)v[i].deadline,
+		       (unsigned long long)v[i].early, (unsigned long long)v[i].past);
+		advise(s, i, &a);
+		if (a.valid) {
+			printf("  advice: max_time=%llu cut %llu waits that asked for about %llu cycles; "
+			       "max_time for 50/90/99%% of them to finish:", (unsigned long long)a.max_time,
+			       (unsigned long long)v[i].capped, (unsigned long long)a.asked);
+			for (int k = 0; k < 3; k++) {
+				if (a.serve[k])
+					printf(" %llu", (unsigned long long)a.serve[k]);
+				else
+					printf(" beyond-range");
+			}
+			printf("\n");
+		}
+		if (mostly_past(&v[i]))
+			printf("  warning: these waits do nothing: the deadline is already past when they start\n");
+	}
+	free(v);
+}
+
 static void print_json(enum block kind, double secs, const struct scan *scan,
 		       const struct snapshot *s, const struct caps_extra *x,
 		       const struct residency *res, uint64_t waits, uint64_t capped,
@@ -65,18 +270,21 @@ static void print_json(enum block kind, double secs, const struct scan *scan,
 		json_str(stdout, s->rows[i].val.comm);
 		printf(", ");
 		json_site(stdout, scan, s->rows[i].key.site);
-		printf(", \"waits\": %llu, \"capped\": %llu}",
+		printf(", \"waits\": %llu, \"capped\": %llu, ",
 		       (unsigned long long)s->rows[i].val.waits,
 		       (unsigned long long)s->rows[i].val.capped);
+		json_outcomes(stdout, &s->rows[i].val);
+		printf("}");
 	}
 	printf("]");
+	json_sites_outcomes(scan, s);
 	if (env.hist) {
 		printf(", \"hist_unit\": \"nsecs\", \"hists\": [");
 		for (i = 0; i < s->nh; i++) {
 			printf("%s{", i ? ", " : "");
 			json_site(stdout, scan, s->hrows[i].key.site);
 			printf(", \"capped\": %s, \"buckets\": ",
-			       s->hrows[i].key.capped ? "true" : "false");
+			       s->hrows[i].key.kind == HIST_TIME_CAPPED ? "true" : "false");
 			json_log2_hist(stdout, s->hrows[i].val.slots, MAX_SLOTS);
 			printf("}");
 		}
@@ -118,10 +326,12 @@ static void print_text(enum block kind, double secs, const struct scan *scan,
 	}
 	printf("total: waits=%llu capped=%llu capped%%=%.1f\n", (unsigned long long)waits,
 	       (unsigned long long)capped, pct(capped, waits));
+	print_outcomes(scan, s);
 	for (i = 0; env.hist && i < s->nh; i++) {
 		printf("\nwait time at ");
 		print_site(stdout, scan, s->hrows[i].key.site);
-		printf(", %s:\n", s->hrows[i].key.capped ? "capped (CF=1)" : "not capped (CF=0)");
+		printf(", %s:\n", s->hrows[i].key.kind == HIST_TIME_CAPPED ? "capped (CF=1)" :
+		       "not capped (CF=0)");
 		print_log2_hist(s->hrows[i].val.slots, MAX_SLOTS, "nsecs");
 	}
 	if (kind == BLOCK_TOTAL && x->unended + x->inflight)
@@ -213,6 +423,9 @@ int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 		if (!env.per_pid && n && !by_site_exe(&rows[i - 1], r)) {
 			sites[n - 1].waits += r->val.waits;
 			sites[n - 1].capped += r->val.capped;
+			sites[n - 1].deadline += r->val.deadline;
+			sites[n - 1].early += r->val.early;
+			sites[n - 1].past += r->val.past;
 			continue;
 		}
 		sites[n] = om_site_of(scan, r->key.site);
@@ -221,6 +434,9 @@ int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 		sites[n].exe = r->val.exe;
 		sites[n].waits = r->val.waits;
 		sites[n].capped = r->val.capped;
+		sites[n].deadline = r->val.deadline;
+		sites[n].early = r->val.early;
+		sites[n].past = r->val.past;
 		n++;
 	}
 	for (i = 0; !env.per_pid && i < scan->nr_sites; i++) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* umwait-trace: what the CPUs are: WAITPKG, vendor, the lists in sysfs. */
 #include <cpuid.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,4 +48,21 @@ int parse_cpulist(const char *path, int **cpus)
 		}
 	}
 	return n;
+}
+
+/* A file holding one unsigned number (sysfs): 0, or a negative errno */
+int read_u64_file(const char *path, uint64_t *v)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long long x;
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%llu", &x) == 1;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	*v = x;
+	return 0;
 }

@@ -209,6 +209,24 @@ static void render_caps(FILE *f, const void *arg)
 	for (i = 0; labels && i < c->nr_sites; i++)
 		if (labels[i])
 			counter(f, "umwait_capped", labels[i], c->sites[i].capped);
+	family(f, "umwait_outcomes", "counter",
+	       "Waits by how they ended: capped (CF=1), deadline (ran to it), early (ended before it, "
+	       "CF=0: a store or an interrupt), past (the deadline was already behind); "
+	       "they add up to umwait_waits.");
+	for (i = 0; labels && i < c->nr_sites; i++) {
+		const char *name[] = { "capped", "deadline", "early", "past" };
+		uint64_t v[] = { c->sites[i].capped, c->sites[i].deadline, c->sites[i].early,
+				 c->sites[i].past };
+		size_t len = labels[i] ? strlen(labels[i]) : 0;
+		char *lbl = len > 1 ? malloc(len + 32) : NULL;
+
+		/* the site's labels and the outcome's */
+		for (e = 0; lbl && e < 4; e++) {
+			snprintf(lbl, len + 32, "%.*s,outcome=\"%s\"}", (int)len - 1, labels[i], name[e]);
+			counter(f, "umwait_outcomes", lbl, v[e]);
+		}
+		free(lbl);
+	}
 	for (i = 0; labels && i < c->nr_sites; i++)
 		free(labels[i]);
 	free(labels);

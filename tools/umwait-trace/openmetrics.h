@@ -24,6 +24,9 @@ struct om_site {
 	const char *insn;
 	uint64_t waits;
 	uint64_t capped;
+	uint64_t deadline;	/* the outcomes (umwait-trace.h): with capped, they add up to waits */
+	uint64_t early;
+	uint64_t past;
 };
 
 struct om_caps {

@@ -17,7 +17,6 @@
 #include "openmetrics.h"
 #include "ut.h"
 
-#define SYSFS_DIR	"/sys/devices/system/cpu/umwait_control"
 #define DEBUGFS_FILE	"/sys/kernel/debug/x86/umwait/control"
 #define STATUS_TRIES			10
 
@@ -38,22 +37,6 @@ static const struct argp_option opts[] = {
 	{ "verbose", 'v', NULL, 0, "Say where each value comes from", 0 },
 	{},
 };
-
-static int read_u64_file(const char *path, uint64_t *v)
-{
-	FILE *f = fopen(path, "re");
-	unsigned long long x;
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%llu", &x) == 1;
-	fclose(f);
-	if (!ok)
-		return -EINVAL;
-	*v = x;
-	return 0;
-}
 
 /*
  * The series' debugfs file (Documentation/ABI/testing/debugfs-umwait):

@@ -30,7 +30,10 @@ struct site_key {
 
 struct site_val {
 	__u64 waits;
-	__u64 capped;
+	__u64 capped;		/* outcome capped: CF=1 */
+	__u64 deadline;		/* outcome deadline: ran to it */
+	__u64 early;		/* outcome early: ended before it, CF=0 */
+	__u64 past;		/* outcome past: the deadline was behind already */
 	char comm[TASK_COMM_LEN];	/* the process's (its thread-group leader's) */
 	char exe[EXE_NAME_LEN];		/* its executable's file name */
 };
@@ -91,14 +94,57 @@ struct start_val {
 	__u32 pad;
 };
 
-/* caps --hist: one log2 histogram of wait time per (site, CF) */
+/*
+ * caps --hist: one log2 histogram of wait time per (site, CF), in the hists
+ * map; and always, per site, how much each capped wait was denied (its
+ * deadline minus the TSC at the probe) and how late each wait that ran to
+ * its deadline was seen (the TSC at the probe minus the deadline), in TSC
+ * cycles, in the ohists map.
+ */
+enum hist_kind {
+	HIST_TIME = 0,		/* --hist: wait time, CF=0 */
+	HIST_TIME_CAPPED = 1,	/* --hist: wait time, CF=1 */
+	HIST_DENIED = 2,
+	HIST_LATE = 3,
+};
+
 struct hist_key {
 	__u32 site;
-	__u32 capped;
+	__u32 kind;		/* enum hist_kind */
 };
 
 struct hist {
 	__u64 slots[MAX_SLOTS];
+};
+
+/*
+ * The outcome histograms are log-linear: OHIST_SUB slots per power of two
+ * (a slot's width is a quarter of its lower bound), so that a percentile
+ * read from one is within 25% above the truth.  Slot of V: V below
+ * OHIST_SUB is its own slot; otherwise (log2(V) - 1) * OHIST_SUB plus the
+ * two bits after the leading one, plus OHIST_SUB.
+ */
+#define OHIST_SUB_BITS	2
+#define OHIST_SUB	(1 << OHIST_SUB_BITS)
+/* every u64: 64 powers of two; a power of two, so that BPF masks the index */
+#define OHIST_SLOTS	(64 * OHIST_SUB)
+
+struct ohist {
+	__u64 slots[OHIST_SLOTS];
+};
+
+/*
+ * The TSC at a probe, from bpf_ktime_get_ns(): user space reads RDTSC and
+ * CLOCK_MONOTONIC together and writes the inactive one of two slots, then
+ * flips tsc_cal_idx; TSC = tsc + (ns_now - ns) * mult / 2^TSC_CAL_SHIFT.
+ */
+#define TSC_CAL_SHIFT	24
+
+struct tsc_cal {
+	__u64 ns;
+	__u64 tsc;
+	__u64 mult;		/* TSC cycles per ns, << TSC_CAL_SHIFT; 0: none yet */
+	__u64 past_slack;	/* TSC cycles: a probe later than this after the deadline says past */
 };
 
 /* events: one record per firing of an umwait:* tracepoint */

@@ -101,6 +101,8 @@ double pct(uint64_t part, uint64_t whole);
 
 /* cpu.c */
 bool cpu_has_waitpkg(void);
+int read_u64_file(const char *path, uint64_t *v);
+#define SYSFS_DIR	"/sys/devices/system/cpu/umwait_control"
 int parse_cpulist(const char *path, int **cpus);
 
 /* args.c */
