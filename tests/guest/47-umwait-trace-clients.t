@@ -27,6 +27,16 @@ for mt in 100000 100 0; do
 	# an interrupt may end a wait before its limit: most, not all
 	[ "$mt" = 100 ] && cmp_ok "$((cl_capped * 2))" -gt "$cl_waits" "dpdk-100: max_time=100 caps most waits"
 done
+# DPDK's rte_power_monitor with a store from another thread once each
+# UMONITOR is armed, at no limit: its UMWAITs end early (tests/host/21 holds
+# caps' outcomes per site to the trace's)
+client_caps $CLIENT_EAL 0 dpdk-store dpdk-waits -n 20 -c 1000000000 -s
+is "$(client_report_field stores)" 20 "dpdk-store: the second thread stored once per rte_power_monitor (20)"
+# bug caught: a wake by the store counted as a run to the deadline, or the
+# store's wake missed (the model's or caps')
+_off=$(sed -n '/^Totals since attach/,$p' $_cl_tmp/caps.out | awk '$3 == "umwait" { print $8; exit }')
+_early=$(grep "^outcomes at [^ ]* ${_off:-none}[ :]" $_cl_tmp/caps.out | tail -n 1 | sed -n 's/.* early=\([0-9]*\) .*/\1/p')
+is "${_early:-x}" 20 "dpdk-store: caps calls all 20 UMWAITs of rte_power_monitor (${_off:-no site}) early"
 # at max_time=100 without caps: the programs as they run unobserved
 client_bare 100 tbb-bare-100 tbb-waits -r 4 -m 20
 client_bare 100 omp-tpause-bare-100 KMP_TPAUSE=1 omp-waits -r 4 -m 20

@@ -8,7 +8,8 @@
 # comes first: a later process may get the same page-table page), is
 # attributed to a file offset of the library the client mapped
 # (RIP - mapping start + mapping offset): per site, its count and its CF=1
-# count must be caps' waits and capped exactly.
+# count must be caps' waits and capped exactly, and caps' outcomes those of
+# the trace's reasons by the rule of umwait-trace.8 (outcomes_agree).
 . "$(dirname "$0")/../lib/tap.sh"
 
 # the boots whose clients QEMU traced: guest log and trace
@@ -26,11 +27,36 @@ attribute() {
 	python3 "$(dirname "$0")/../lib/attribute.py" "$log" "$trace"
 }
 
+# outcomes_agree TOUT COUT: every site's outcomes by caps (COUT) follow
+# from the trace's (TOUT; tests/lib/attribute.py) by the rule: capped
+# exact; past at least the trace's far-past waits and at most its past ones;
+# early short of the trace's by at most 1% of the site's waits (at least 1),
+# those counted as deadline instead.  Prints what differs; fails if any.
+outcomes_agree() {
+	local x y off c d e p far oth cc cd ce cp w short bad=0
+	[ "$1" != - ] || { echo "the trace has no outcomes"; return 1; }
+	for x in ${1//,/ }; do
+		off=${x%%:*}
+		IFS=/ read -r c d e p far oth <<<"${x#*:}"
+		y=$(echo "$2" | tr ',' '\n' | grep "^$off:")
+		IFS=/ read -r cc cd ce cp <<<"${y#*:}"
+		w=$((c + d + e + p)) short=$((e - ${ce:-0}))
+		if [ -z "$y" ] || [ "$oth" != 0 ] || [ "$cc" != "$c" ] || [ "$cp" -lt "$far" ] ||
+			[ "$cp" -gt "$p" ] || [ "$short" -lt 0 ] ||
+			[ "$short" -gt $((w / 100 > 1 ? w / 100 : 1)) ] ||
+			[ $((cd + cp)) != $((d + p + short)) ]; then
+			echo "$off: trace capped/deadline/early/past/far/other $c/$d/$e/$p/$far/$oth, caps ${y#*:}"
+			bad=1
+		fi
+	done
+	return $bad
+}
+
 # check_boot: every client run of $log against $trace
 check_boot() {
-	local out label found cr3 sites caps other total capped pid rows
+	local out label found cr3 sites caps other total capped tout cout pid rows why
 	out=$(attribute) || { fail "$log and $trace parse" "python3 failed"; return; }
-	while read -r label found cr3 sites caps other total capped; do
+	while read -r label found cr3 sites caps other total capped tout cout; do
 		# the layout corpus's runs: tests/host/24-layouts-qemu-trace.t
 		case "$label" in lay-*) continue ;; esac
 		pid=$(grep -m1 "^# client $label: [a-z-]*: pid=" "$log" | sed 's/.* pid=\([0-9]*\) .*/\1/')
@@ -42,13 +68,41 @@ check_boot() {
 			is "$caps" "$sites" \
 				"$label: caps' waits and capped per site are the trace's (OFFSET:WAITS:CAPPED)"
 			rows=$(grep "^# caps $label: [0-9]" "$log" | awk '{ print $4 }' | sort -u | paste -sd' ' -)
-			is "$rows" "${pid:-?}" "$label: caps' rows are all the client's process" ;;
+			is "$rows" "${pid:-?}" "$label: caps' rows are all the client's process"
+			# bug caught: a deadline read from the wrong registers, a TSC
+			# calibration off, an outcome counted as another
+			if why=$(outcomes_agree "$tout" "$cout"); then
+				pass "$label: caps' outcomes per site follow the trace's reasons ($cout)"
+			else
+				fail "$label: caps' outcomes per site follow the trace's reasons" "$why"
+			fi
+			outcome_cases ;;
 		esac
 		case "$label" in *-0) is "$capped" 0 "$label: max_time=0: no wait capped in the trace" ;; esac
 		diag "$label: trace waits=$total capped=$capped sites=$sites; caps" \
 			"$(grep "^# caps $label: unpaired" "$log" | sed 's/.*: //')"
 		frac[$label]="$capped/$total"
 	done <<<"$out"
+}
+
+# outcome_cases: what the trace says of the real clients' waits
+outcome_cases() {
+	local umw t
+	case "$label" in
+	omp-tpause-*)
+		# libomp 14's __kmp_tpause takes a TSC deadline, and is given a
+		# spin count: its TPAUSEs start with the deadline long behind
+		t=$(echo "$tout" | tr ',' '\n' | awk -F'[:/]' '{ w += $2 + $3 + $4 + $5; f += $6 }
+			END { print f + 0, w + 0 }')
+		cmp_ok "$((2 * ${t% *}))" -gt "${t#* }" \
+			"$label: most of libomp's TPAUSEs begin with their deadline far behind, in the trace ($t)"
+		check "$label: caps warns that the site's waits do nothing" \
+			grep -q "^# outcomes-note $label: 0x[0-9a-f]* warning: these waits do nothing" "$log" ;;
+	dpdk-store)
+		umw=$(grep "^# caps $label: [0-9]* umwait " "$log" | awk '{ print $NF; exit }')
+		t=$(echo "$tout" | tr ',' '\n' | grep "^${umw:-none}:" | cut -d/ -f3)
+		is "${t:-x}" 20 "$label: the trace ends all 20 UMWAITs of rte_power_monitor ($umw) before their deadline" ;;
+	esac
 }
 
 declare -A frac

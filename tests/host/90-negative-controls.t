@@ -49,8 +49,14 @@ mutant model-no-demotion 20-qemu-trace.t "a model that ignores enable_c02=0 (C0.
 # the tracer, against the trace
 mutant caps-drops 21-clients-qemu-trace.t "caps missing a wait at every site of the library clients" \
 	guest-main.log "awk '/^# caps [a-z0-9-]*: [0-9]+ [a-z]+ [1-9]/ && !/^# caps lay-/ { \$6 = \$6 - 1 } 1'"
+mutant caps-clients-past-as-deadline 21-clients-qemu-trace.t "caps calling the library clients' past waits ones that ran to their deadline" \
+	guest-main.log "sed 's/^\\(# outcomes-site [a-z0-9-]*: 0x[0-9a-f]* capped=[0-9]* deadline=\\)[0-9]*\\( early=[0-9]* past=\\)\\([0-9]*\\)\$/\\1\\3\\20/'"
 mutant caps-layouts-one-more 24-layouts-qemu-trace.t "caps counting one more wait at each site of the layout corpus" \
 	guest-main.log "awk '/^# caps lay-[a-zA-Z0-9-]*: [0-9]+ [a-z]+ [0-9]/ { \$6 = \$6 + 1 } 1'"
+mutant outcomes-early 25-outcomes-qemu-trace.t "caps calling waits early that the trace ended otherwise" \
+	guest-main.log "sed 's/^\\(# outcomes [a-z]*: caps capped=[0-9]* deadline=[0-9]* \\)early=/\\1early=1/'"
+mutant caps-past-as-deadline 25-outcomes-qemu-trace.t "caps calling waits whose deadline had passed ones that ran to it" \
+	guest-main.log "sed 's/^\\(# outcomes [a-z]*: caps capped=[0-9]* deadline=\\)[0-9]*\\( early=[0-9]* past=\\)\\([0-9]*\\)/\\1\\3\\20/'"
 # the kernel series' ABI
 mutant sysfs-abi 30-umwait-sysfs-abi.t "a sysfs write that answers otherwise on the series' kernel" \
 	guest-main.log "sed '0,/^# sysfs-transcript: .* -> EINVAL /s/\(^# sysfs-transcript: .*\) -> EINVAL /\1 -> OK /'"

@@ -13,10 +13,15 @@
 # every later user wait of that address space, up to the next run's marker
 # or the run's exit TSC, is attributed to FILE OFFSET = RIP - start + offset.
 #
-# One line per run: "LABEL FOUND CR3 TRACE CAPS OTHER WAITS CAPPED", TRACE
-# being OFFSET:WAITS:CAPPED,... over the target's sites (sorted as text, -
-# when none), CAPS the same from caps' rows, OTHER the waits of that address
-# space outside the target.  A wait instruction that carries a uprobe runs
+# One line per run: "LABEL FOUND CR3 TRACE CAPS OTHER WAITS CAPPED TOUT COUT",
+# TRACE being OFFSET:WAITS:CAPPED,... over the target's sites (sorted as text,
+# - when none), CAPS the same from caps' rows, OTHER the waits of that
+# address space outside the target.  TOUT is each site's outcomes by the
+# trace, OFFSET:CAPPED/DEADLINE/EARLY/PAST/FAR/OTHER (FAR: those of PAST
+# whose deadline was behind by 2^33 cycles or more when they began, over the
+# 1 s of lateness caps allows at up to 8 GHz, so that caps must call them
+# past; OTHER: a reason without an outcome), COUT caps' from "# outcomes-site LABEL: OFFSET capped=N
+# deadline=N early=N past=N" lines, OFFSET:CAPPED/DEADLINE/EARLY/PAST.  A wait instruction that carries a uprobe runs
 # out of line in the process's uprobes XOL area: the trace counts those per
 # instruction (xol-tpause, xol-umwait), and so do caps' rows of the sites
 # whose waits the trace saw nowhere in the target.
@@ -32,6 +37,12 @@ for line in open(log, errors="replace"):
     c = re.match(r"# caps ([^:]+): ([0-9]+) (\S+) ([0-9]+) ([0-9]+) (\S+) (0x[0-9a-f]+)$", line.rstrip("\n"))
     if c:
         runs.setdefault(c.group(1), {"maps": [], "caps": []})["caps"].append(c.groups()[1:])
+        continue
+    o = re.match(r"# outcomes-site ([^:]+): (0x[0-9a-f]+) capped=([0-9]+) deadline=([0-9]+) "
+                 r"early=([0-9]+) past=([0-9]+)$", line.rstrip("\n"))
+    if o:
+        r = runs.setdefault(o.group(1), {"maps": [], "caps": []})
+        r.setdefault("outcomes", {})[o.group(2)] = "/".join(o.groups()[2:])
         continue
     m = re.match(r"# client ([^:]+): ([a-z-]+): (.*)", line.rstrip("\n"))
     if not m:
@@ -56,6 +67,12 @@ for line in open(log, errors="replace"):
             r["marker"] = int(kv["marker"], 16)
             r["begin"], r["end"] = int(kv["marker_begin"]), int(kv["marker_end"])
 
+# the outcome (umwait-trace.8) of the trace's reason for a CF=0 wait whose
+# deadline was ahead when it began
+OUTCOME = {"deadline": "deadline", "past": "past", "store": "early", "interrupt": "early",
+           "nomonitor": "early", "migration": "early"}
+FAR = 1 << 33
+
 # pair waitpkg_wait and waitpkg_wait_ctx by (cpu, tsc_start)
 def fields(s):
     t = s.split()
@@ -68,13 +85,21 @@ for line in open(trace, errors="replace"):
         f = fields(line[i + len("waitpkg_wait_ctx "):])
         key = (f["cpu"], int(f["tsc_start"], 16))
         if key in ends:
-            cpl, cf, insn = ends.pop(key)
-            waits.append((key[1], int(f["rip"], 16), int(f["cr3"], 16), cpl, cf, insn))
+            cpl, cf, insn, out = ends.pop(key)
+            waits.append((key[1], int(f["rip"], 16), int(f["cr3"], 16), cpl, cf, insn, out))
         continue
     i = line.find("waitpkg_wait ")
     if i >= 0:
         f = fields(line[i + len("waitpkg_wait "):])
-        ends[(f["cpu"], int(f["tsc_start"], 16))] = (int(f["cpl"]), int(f["cf"]), f["insn"])
+        start, dl = int(f["tsc_start"], 16), int(f["deadline"], 16)
+        out = OUTCOME.get(f["reason"], "other") if f["cf"] == "0" else "capped"
+        # a deadline behind at the start makes the wait past, whatever
+        # the model names first (a store on the page since UMONITOR)
+        if f["cf"] == "0" and dl <= start:
+            out = "past"
+        if out == "past" and start - dl >= FAR:
+            out = "far"
+        ends[(f["cpu"], start)] = (int(f["cpl"]), int(f["cf"]), f["insn"], out)
 waits.sort()
 
 # CR3 bits 51:13: the page-table base without the PCID and PTI's user bit
@@ -86,7 +111,7 @@ def space(cr3):
 marks = {}
 for label, r in runs.items():
     xol = [m for m in r["maps"] if m[3] == "[uprobes]"]
-    for tsc, rip, cr3, cpl, cf, insn in waits:
+    for tsc, rip, cr3, cpl, cf, insn, out in waits:
         if cpl != 3 or not r.get("begin", 1) <= tsc <= r.get("end", 0):
             continue
         if rip == r["marker"] or [x for x in xol if x[0] <= rip < x[1]]:
@@ -97,7 +122,7 @@ starts = sorted(t for t, _ in marks.values())
 for label in order:
     r = runs[label]
     if label not in marks:
-        print(label, "no - - - 0 0 0")
+        print(label, "no - - - 0 0 0 - -")
         continue
     tsc0, sp = marks[label]
     later = [t for t in starts if t > tsc0]
@@ -106,8 +131,8 @@ for label in order:
     # the mapping shows the file the soname links to (libtbb.so.12.8)
     maps = [m for m in r["maps"] if m[3].rsplit("/", 1)[-1].startswith(lib)]
     xol = [m for m in r["maps"] if m[3] == "[uprobes]"]
-    sites, other, total, capped = {}, 0, 0, 0
-    for tsc, rip, cr3, cpl, cf, insn in waits:
+    sites, other, total, capped, outs = {}, 0, 0, 0, {}
+    for tsc, rip, cr3, cpl, cf, insn, out in waits:
         if tsc <= tsc0 or tsc >= limit or cpl != 3 or space(cr3) != sp:
             continue
         m = [m for m in maps if m[0] <= rip < m[1]]
@@ -120,6 +145,10 @@ for label in order:
             continue
         w, c = sites.get(key, (0, 0))
         sites[key] = (w + 1, c + cf)
+        o = outs.setdefault(key, dict(capped=0, deadline=0, early=0, past=0, far=0, other=0))
+        o[out] += 1
+        if out == "far":
+            o["past"] += 1
         total += 1
         capped += cf
     # caps' rows; a site whose waits the trace saw nowhere in the target
@@ -134,4 +163,8 @@ for label in order:
         a, b = caps.get(key, (0, 0))
         caps[key] = (a + int(w), b + int(cp))
     fmt = lambda d: ",".join(sorted("%s:%d:%d" % (k, w, c) for k, (w, c) in d.items())) or "-"
-    print(label, "yes", "0x%x" % sp, fmt(sites), fmt(caps), other, total, capped)
+    tout = ",".join(sorted("%s:%d/%d/%d/%d/%d/%d" % (k, o["capped"], o["deadline"], o["early"],
+                                                    o["past"], o["far"], o["other"])
+                           for k, o in outs.items())) or "-"
+    cout = ",".join(sorted("%s:%s" % kv for kv in r.get("outcomes", {}).items())) or "-"
+    print(label, "yes", "0x%x" % sp, fmt(sites), fmt(caps), other, total, capped, tout, cout)

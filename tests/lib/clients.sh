@@ -25,9 +25,13 @@ client_log() {
 
 # client_caps LIBRARY MAX_TIME LABEL CMD...: run CMD (a client, env
 # settings first) to its end with caps attached to LIBRARY before it starts,
-# at MAX_TIME (and caps given $CAPS_ARGS, if set).  Logs the client's report and caps' rows ("# caps LABEL: PID
-# INSN WAITS CAPPED FILE OFFSET", then "unpaired N unended N"); the rows'
-# totals in cl_waits and cl_capped, the client's report line in cl_report.
+# at MAX_TIME (and caps given $CAPS_ARGS, if set).  Logs the client's
+# report and caps' rows ("# caps LABEL: PID INSN WAITS CAPPED FILE OFFSET",
+# then "unpaired N unended N"), caps' outcomes per site ("# outcomes-site
+# LABEL: OFFSET capped=N deadline=N early=N past=N") and the advice or
+# warning under each ("# outcomes-note LABEL: OFFSET advice: ..."); the
+# rows' totals in cl_waits and cl_capped, the client's report line in
+# cl_report.
 client_caps() {
 	_lib=$1 _mt=$2 _label=$3
 	shift 3
@@ -50,6 +54,14 @@ client_caps() {
 	_unpaired=$(sed -n 's/^unpaired: \([0-9]*\) .*/\1/p' $_cl_tmp/caps.out)
 	_unended=$(sed -n 's/^unended: \([0-9]*\) .*/\1/p' $_cl_tmp/caps.out)
 	echo "# caps $_label: unpaired ${_unpaired:-0} unended ${_unended:-0}"
+	awk -v l="$_label" '
+		/^outcomes at / {
+			off = $4; sub(/:$/, "", off); s = $0; sub(/.*: capped=/, "capped=", s)
+			print "# outcomes-site " l ": " off " " s; next
+		}
+		/^  (advice|warning): / && off != "" {
+			s = $0; sub(/^  /, "", s); print "# outcomes-note " l ": " off " " s
+		}' $_cl_tmp/caps.out
 	set -- $(grep '^total:' $_cl_tmp/caps.out | tail -n 1 |
 		sed 's/^total: waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/')
 	cl_waits=${1:-x} cl_capped=${2:-x}

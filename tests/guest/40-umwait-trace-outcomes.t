@@ -1,0 +1,99 @@
+# umwait-trace caps: how each wait ended (capped, deadline, early, past) and
+# the advice on max_time, against tpause-loop's own count of each outcome
+# (its RDTSC before and after each wait) and against what happens when the
+# advice is applied.  tests/host/25-outcomes-qemu-trace.t checks the same
+# runs against QEMU's trace of each wait's end.
+#
+# The rule (umwait-trace.8): caps reads the TSC at the probe after the wait,
+# a little after it ended, so a wait that woke early but within the probe's
+# lateness of its deadline reads as "deadline"; every other outcome is exact.
+. /lab/tests/lib/tap.sh
+. /lab/tests/lib/guest.sh
+
+d=/sys/devices/system/cpu/umwait_control
+tl=/lab/bin/tpause-loop
+tmp=$(mktemp -d)
+old=$(cat $d/max_time)
+
+# outcomes LABEL MAX_TIME ARGS...: caps on tpause-loop ARGS at MAX_TIME; the
+# program's report in r_*, caps' outcome line in c_* (c_capped c_deadline
+# c_early c_past), its advice line in advice
+outcomes() {
+	_label=$1
+	echo "$2" >$d/max_time
+	shift 2
+	r_waits=x c_capped=x c_deadline=x c_early=x c_past=x advice=
+	ut_start $tmp/caps.out caps $tl || return
+	$tl "$@" >$tmp/loop.out 2>&1
+	ut_stop
+	is "$ut_rc" 0 "$_label: caps exits 0 on Ctrl-C"
+	line=$(cat $tmp/loop.out)
+	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_0-9]*\)=/r_\1=/g')"
+	o=$(grep '^outcomes at /lab/bin/tpause-loop ' $tmp/caps.out | tail -n 1 | sed 's/.*: //')
+	eval "$(echo "$o" | sed 's/\([a-z]*\)=/c_\1=/g')"
+	advice=$(grep '^  advice: ' $tmp/caps.out | tail -n 1)
+	echo "# tpause-loop $_label: $line"
+	echo "# outcomes $_label: caps $o max_time=$(cat $d/max_time) tsc_begin=$r_tsc_begin tsc_end=$r_tsc_end"
+	is "$((c_capped + c_deadline + c_early + c_past))" "$r_waits" \
+		"$_label: the outcomes add up to tpause-loop's waits ($r_waits)"
+	is "$c_capped" "$r_capped" "$_label: capped is tpause-loop's CF=1 count"
+	is "$c_past" "$r_deadline_past" "$_label: past is tpause-loop's count of deadlines behind its RDTSC"
+	# the documented difference only: an early wake close to its deadline reads as deadline
+	_desc="$_label: early <= tpause-loop's (caps $c_early, it $r_ended_early), deadline the rest"
+	if [ "$c_early" -le "$r_ended_early" ] 2>/dev/null &&
+		[ "$c_deadline" = $((r_ran_to_deadline + r_ended_early - c_early)) ]; then
+		pass "$_desc"
+	else
+		fail "$_desc" "caps deadline $c_deadline, it ran_to_deadline $r_ran_to_deadline"
+	fi
+}
+
+# bug caught: a deadline read from the wrong registers, or no calibration,
+# sends capped waits' advice astray; capped counted as another outcome
+outcomes capped 100000 -n 30 -c 2000000
+cmp_ok "$c_capped" -ge 25 "capped: most waits of 2M cycles at max_time 100000 are capped ($c_capped)"
+check "capped: an advice line for the site" test -n "$advice"
+echo "# capped: $advice"
+set -- $(echo "$advice" | sed 's/.*finish: //')
+p99=$3
+# bug caught: an advice that leaves out max_time or the probe's lateness (too
+# short: the waits stay capped), or one far above what they ask for
+cmp_ok "${p99:-x}" -ge 2000000 "capped: the max_time advised for 99% covers the 2M cycles asked ($p99)"
+cmp_ok "${p99:-x}" -le 4000000 "capped: and is not far above it"
+echo "${p99:-x}" >$d/max_time
+$tl -n 30 -c 2000000 >$tmp/after.out
+after=$(sed 's/.* capped=\([0-9]*\) .*/\1/' $tmp/after.out)
+echo "# capped: applied max_time=${p99:-x}: $(cat $tmp/after.out)"
+cmp_ok "$after" -le 1 "capped: with the advised max_time, at most 1 of 30 waits is capped ($after)"
+
+# bug caught: every CF=0 wait called early or deadline whatever its TSC
+outcomes deadline 0 -n 30 -c 200000
+cmp_ok "$c_deadline" -ge 20 "deadline: most waits of 200000 cycles at no limit ran to it ($c_deadline)"
+
+outcomes past 0 -n 20 --past -c 10000000000
+is "$c_past" 20 "past: deadlines 10^10 cycles behind are all past"
+check "past: the site is warned about" grep -q '^  warning: these waits do nothing: the deadline is already past' $tmp/caps.out
+
+# a count where the TSC deadline belongs (libomp 14's __kmp_tpause)
+outcomes count 0 -n 20 --deadline 1000
+is "$c_past" 20 "count: a deadline of 1000 is past every time"
+
+# bug caught: a store's wake-up counted as a run to the deadline
+outcomes store 0 -i umwait -n 20 -c 100000000 --store-after 200000
+is "$c_early" 20 "store: every UMWAIT woken by the store is early"
+
+# JSON: the site's outcomes object adds up to its waits
+echo 100000 >$d/max_time
+ut_start $tmp/caps.json caps --json $tl || true
+$tl -n 10 -c 2000000 >$tmp/loop.out 2>&1
+ut_stop
+j=$(grep '"type": "total"' $tmp/caps.json | sed 's/.*"by_site": \[//')
+w=$(echo "$j" | sed -n 's/^[^]]*"waits": \([0-9]*\), "outcomes": .*/\1/p')
+sum=$(echo "$j" | sed -n 's/^[^]]*"outcomes": {"capped": \([0-9]*\), "deadline": \([0-9]*\), "early": \([0-9]*\), "past": \([0-9]*\)}.*/\1 + \2 + \3 + \4/p')
+is "$w" 10 "--json: by_site has the site's 10 waits"
+is "$((${sum:-0}))" 10 "--json: its outcomes add up to them"
+check "--json: the site has advice with max_time_p99" grep -q '"advice": {"max_time": 100000, .*"max_time_p99": [1-9]' $tmp/caps.json
+
+echo "$old" >$d/max_time
+is "$(cat $d/max_time)" "$old" "max_time restored"
+done_testing

@@ -1,0 +1,76 @@
+#!/bin/bash
+# Host side of tests/guest/40-umwait-trace-outcomes.t: caps' outcome of each
+# wait against QEMU's trace of how it ended (waitpkg_wait's reason): oslimit
+# is capped, deadline is deadline, past is past, and store, interrupt,
+# nomonitor and migration are early; a CF=0 wait whose deadline was behind
+# when it began is past whatever the reason (the model may name a store
+# first).  The user-mode (cpl 3) waits of each
+# run's window [tsc_begin, tsc_end] are tpause-loop's: nothing else in the
+# guest waits in user mode meanwhile.
+#
+# The rule (umwait-trace.8): capped and past are exact; an early wake within
+# the probe's lateness of the deadline reads as deadline: caps' early may be
+# short of the trace's by at most 1% of the waits (at least 1), and its
+# deadline over by exactly as many.
+. "$(dirname "$0")/../lib/tap.sh"
+
+for k in "" -6.12; do
+	log=${LAB_RESULTS:-}/guest-main$k.log
+	trace=${LAB_RESULTS:-}/qemu-trace$k.log
+	name=${k#-}
+	name=${name:-6.1}
+	need_input "$log" '^# outcomes [a-z]*: caps ' "tests/guest/40-umwait-trace-outcomes.t ($name)"
+	need_input "$trace" 'waitpkg_wait ' "the $name main boot's QEMU trace"
+	while IFS='|' read -r kind a b c; do
+		case "$kind" in
+		ok) if [ "$a" = 1 ]; then pass "$name: $b"; else fail "$name: $b" "$c"; fi ;;
+		diag) diag "$name: $a" ;;
+		esac
+	done < <(python3 - "$log" "$trace" <<'PY'
+import re, sys
+log, trace = sys.argv[1], sys.argv[2]
+runs = []
+for line in open(log, errors="replace"):
+    m = re.match(r"# outcomes ([a-z]+): caps (.*)$", line.rstrip())
+    if m:
+        kv = dict(f.split("=", 1) for f in m.group(2).split())
+        runs.append((m.group(1), {k: int(v) for k, v in kv.items()}))
+REASON = {"oslimit": "capped", "deadline": "deadline", "past": "past",
+          "store": "early", "interrupt": "early", "nomonitor": "early", "migration": "early"}
+counts = [dict(capped=0, deadline=0, early=0, past=0, other=0) for _ in runs]
+for line in open(trace, errors="replace"):
+    i = line.find("waitpkg_wait ")
+    if i < 0:
+        continue
+    t = line[i + len("waitpkg_wait "):].split()
+    f = {t[j]: t[j + 1] for j in range(0, len(t) - 1, 2)}
+    if f.get("cpl") != "3":
+        continue
+    ts = int(f["tsc_start"], 16)
+    out = REASON.get(f["reason"], "other")
+    # a deadline behind at the start makes the wait past, whatever the
+    # model names first (a store to the monitor's page since UMONITOR)
+    if f["cf"] == "0" and int(f["deadline"], 16) <= ts:
+        out = "past"
+    for n, (label, r) in enumerate(runs):
+        if r["tsc_begin"] <= ts <= r["tsc_end"]:
+            counts[n][out] += 1
+for n, (label, r) in enumerate(runs):
+    t = counts[n]
+    waits = t["capped"] + t["deadline"] + t["early"] + t["past"]
+    print("diag|%s: caps capped=%d deadline=%d early=%d past=%d; trace capped=%d deadline=%d early=%d past=%d other=%d"
+          % (label, r["capped"], r["deadline"], r["early"], r["past"],
+             t["capped"], t["deadline"], t["early"], t["past"], t["other"]))
+    print("ok|%d|%s: the trace has the run's waits (%d), every one with a known reason|"
+          % (waits > 0 and not t["other"], label, waits))
+    for o in ("capped", "past"):
+        print("ok|%d|%s: caps' %s is the trace's (%d, %d)|"
+              % (r[o] == t[o], label, o, r[o], t[o]))
+    short = t["early"] - r["early"]
+    ok = 0 <= short <= max(1, waits // 100) and r["deadline"] - t["deadline"] == short
+    print("ok|%d|%s: caps' early is the trace's or short by the documented kind only "
+          "(early %d vs %d, deadline %d vs %d)|" % (ok, label, r["early"], t["early"], r["deadline"], t["deadline"]))
+PY
+)
+done
+done_testing
