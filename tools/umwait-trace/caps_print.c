@@ -56,10 +56,14 @@ static void json_site(FILE *f, const struct scan *scan, uint32_t idx)
  * rest: it asked for denied + max_time, plus the probe's lateness (the TSC
  * is read at the probe, a little after the wait ended: the median lateness
  * of the waits that ran to their deadline, which is all probe; where none
- * did, a quarter more).
+ * did, a quarter more).  Where the probe came after a capped wait's
+ * deadline (denied 0: its request was shorter than max_time plus the
+ * probe's lateness), that sum is only an upper bound of what it asked.
  */
 struct advice {
 	bool valid;		/* capped waits, and max_time known */
+	uint64_t unresolved;	/* capped waits whose probe came after their deadline */
+	bool bound[3];		/* serve[i] is an upper bound: from those waits */
 	uint64_t max_time;	/* in force now */
 	uint64_t lateness;	/* the probe's, 0 if no wait ran to its deadline */
 	uint64_t asked;		/* the capped waits' median request */
@@ -129,8 +133,10 @@ static void advise(const struct snapshot *s, uint32_t site, struct advice *a)
 	a->lateness = lateness(s);
 	slot = ohist_pct(h, n, 50);
 	a->asked = (ohist_lower(slot) + ohist_upper(slot)) / 2 + a->max_time + a->lateness;
+	a->unresolved = h->slots[0];
 	for (i = 0; i < 3; i++) {
 		slot = ohist_pct(h, n, serve_pct[i]);
+		a->bound[i] = slot == 0;
 		/* lateness unknown (no wait ran to its deadline): a slot more, 25% */
 		if (!a->lateness)
 			slot++;
@@ -209,7 +215,10 @@ static void json_sites_outcomes(const struct scan *scan, const struct snapshot *
 			       (unsigned long long)a.asked);
 			for (k = 0; k < 3; k++)
 				printf(", \"max_time_p%d\": %llu", serve_pct[k], (unsigned long long)a.serve[k]);
-			printf("}");
+			printf(", \"unresolved\": %llu, \"upper_bounds\": [", (unsigned long long)a.unresolved);
+			for (k = 0; k < 3; k++)
+				printf("%s%s", k ? ", " : "", a.bound[k] ? "true" : "false");
+			printf("]}");
 		} else {
 			printf(", \"advice\": null");
 		}
@@ -242,11 +251,17 @@ static void print_outcomes(const struct scan *scan, const struct snapshot *s)
 			       (unsigned long long)v[i].capped, (unsigned long long)a.asked);
 			for (int k = 0; k < 3; k++) {
 				if (a.serve[k])
-					printf(" %llu", (unsigned long long)a.serve[k]);
+					printf(" %s%llu", a.bound[k] ? "<=" : "",
+					       (unsigned long long)a.serve[k]);
 				else
 					printf(" beyond-range");
 			}
 			printf("\n");
+			if (a.unresolved)
+				printf("  note: %llu of them asked for less than max_time plus the probe's "
+				       "lateness (%llu cycles): too short to size from their exit, so a "
+				       "figure marked <= is an upper bound\n",
+				       (unsigned long long)a.unresolved, (unsigned long long)a.lateness);
 		}
 		if (mostly_past(&v[i]))
 			printf("  warning: these waits do nothing: the deadline is already past when they start\n");
