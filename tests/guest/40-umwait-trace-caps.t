@@ -139,9 +139,9 @@ else
 		"no core PMU in this guest: $reason"
 fi
 
-# --hist: every wait lands in one histogram bucket, capped and uncapped apart
+# --hist-perturbing: every wait lands in one histogram bucket, capped and uncapped apart
 echo 400000 >$d/max_time
-if ut_start $tmp/caps.out caps --hist $tl; then
+if ut_start $tmp/caps.out caps --hist-perturbing $tl; then
 	loop hist-capped -i tpause -n 40 -c 1000000
 	w1=$r_waits c1=$r_capped
 	loop hist-short -i tpause -n 40 -c 20000
@@ -152,26 +152,26 @@ if ut_start $tmp/caps.out caps --hist $tl; then
 	# single-step trap one instruction late, past that probe.
 	unended=$(sed -n 's/^unended: \([0-9]*\) .*/\1/p' $tmp/caps.out)
 	unended=${unended:-0}
-	[ "$unended" -gt 0 ] && diag "--hist: $(grep '^unended:' $tmp/caps.out)"
+	[ "$unended" -gt 0 ] && diag "--hist-perturbing: $(grep '^unended:' $tmp/caps.out)"
 	set -- $(totals $tmp/caps.out)
-	cmp_ok "${1:-0}" -gt 0 "--hist: waits were counted (${1:-0})"
+	cmp_ok "${1:-0}" -gt 0 "--hist-perturbing: waits were counted (${1:-0})"
 	cmp_ok "$unended" -le "$(((w1 + r_waits) / 4))" \
-		"--hist: at most a quarter of the waits unended ($unended of $((w1 + r_waits)))"
-	is "$(($1 + unended))" "$((w1 + r_waits))" "--hist: counted waits plus the unended ones are tpause-loop's"
-	cmp_ok "$2" -le "$((c1 + r_capped))" "--hist: capped: at most tpause-loop's ($2 <= $((c1 + r_capped)))"
+		"--hist-perturbing: at most a quarter of the waits unended ($unended of $((w1 + r_waits)))"
+	is "$(($1 + unended))" "$((w1 + r_waits))" "--hist-perturbing: counted waits plus the unended ones are tpause-loop's"
+	cmp_ok "$2" -le "$((c1 + r_capped))" "--hist-perturbing: capped: at most tpause-loop's ($2 <= $((c1 + r_capped)))"
 	cmp_ok "$((c1 + r_capped))" -le "$(($2 + unended))" \
-		"--hist: capped: short of tpause-loop's by no more than the unended ($((c1 + r_capped)) <= $2 + $unended)"
+		"--hist-perturbing: capped: short of tpause-loop's by no more than the unended ($((c1 + r_capped)) <= $2 + $unended)"
 	sums=$(awk '
 		/^wait time at .*, capped/ { m = "c" }
 		/^wait time at .*, not capped/ { m = "u" }
 		m && / -> / { split($0, a, ":"); split(a[2], b, " "); s[m] += b[1] }
 		END { print s["c"] + 0, s["u"] + 0 }' $tmp/caps.out)
-	cmp_ok "$(grep -c '^wait time at ' $tmp/caps.out)" -gt 0 "--hist: histograms were printed"
+	cmp_ok "$(grep -c '^wait time at ' $tmp/caps.out)" -gt 0 "--hist-perturbing: histograms were printed"
 	is "$sums" "$2 $(($1 - $2))" \
-		"--hist: the capped histogram holds every capped wait, the other every other one"
-	cmp_ok "${sums%% *}" -gt 0 "--hist: the capped histogram is not empty"
-	cmp_ok "${sums##* }" -gt 0 "--hist: the not-capped histogram is not empty"
-	check "--hist: no jump counted (tpause-loop has none)" sh -c "! grep -q '^unpaired:' $tmp/caps.out"
+		"--hist-perturbing: the capped histogram holds every capped wait, the other every other one"
+	cmp_ok "${sums%% *}" -gt 0 "--hist-perturbing: the capped histogram is not empty"
+	cmp_ok "${sums##* }" -gt 0 "--hist-perturbing: the not-capped histogram is not empty"
+	check "--hist-perturbing: no jump counted (tpause-loop has none)" sh -c "! grep -q '^unpaired:' $tmp/caps.out"
 fi
 echo 100000 >$d/max_time
 

@@ -94,6 +94,29 @@ is "$w" 10 "--json: by_site has the site's 10 waits"
 is "$((${sum:-0}))" 10 "--json: its outcomes add up to them"
 check "--json: the site has advice with max_time_p99" grep -q '"advice": {"max_time": 100000, .*"max_time_p99": [1-9]' $tmp/caps.json
 
+# --hist: the denied histogram holds every capped wait, the late one every
+# wait that ran to its deadline (bug caught: a histogram that loses or
+# misfiles waits, or --hist printing the wrong one)
+ut_start $tmp/hist.out caps --hist $tl || true
+echo 100000 >$d/max_time
+$tl -n 10 -c 2000000 >/dev/null 2>&1
+echo 0 >$d/max_time
+$tl -n 10 -c 200000 >/dev/null 2>&1
+ut_stop
+o=$(grep '^outcomes at /lab/bin/tpause-loop ' $tmp/hist.out | tail -n 1 | sed 's/.*: //')
+c_capped=x c_deadline=x
+eval "$(echo "$o" | sed 's/\([a-z]*\)=/c_\1=/g')"
+# hist_sum KIND: the counts of the last KIND histogram of the site
+hist_sum() {
+	awk -v k="$1" '$0 ~ "^" k " at /lab/bin/tpause-loop " { n = 0; on = 1; next }
+		on && /: count/ { next } on && /->/ { n += $5; next } on { on = 0 }
+		END { print n + 0 }' $tmp/hist.out
+}
+cmp_ok "$((${c_capped:-0} > 0 && ${c_deadline:-0} > 0))" -eq 1 "--hist: the runs made capped and on-deadline waits ($c_capped, $c_deadline)"
+is "$(hist_sum denied)" "$c_capped" "--hist: the denied histogram holds each capped wait ($c_capped)"
+is "$(hist_sum late)" "$c_deadline" "--hist: the late histogram holds each wait that ran to its deadline ($c_deadline)"
+check "--hist: no wait timed by a probe on the site" sh -c "! grep -q '^wait time at ' $tmp/hist.out"
+
 echo "$old" >$d/max_time
 is "$(cat $d/max_time)" "$old" "max_time restored"
 done_testing

@@ -67,7 +67,7 @@ capped() {
 
 # 1b. caps leaves the waits as they were: a 200000-cycle wait under a
 #     100000-cycle limit is capped (CF=1).  A probe on the TPAUSE/UMWAIT
-#     itself (caps before, --hist now) runs after the program computed its
+#     itself (caps before, --hist-perturbing now) runs after the program computed its
 #     deadline and, a uprobe hit costing far more than that here, the wait
 #     starts past it and returns CF=0: few or none capped.  An interrupt
 #     may end a wait early either way, the more so on a loaded host: the
@@ -91,10 +91,10 @@ if ut_start $tmp/caps.out caps $lib; then
 	check_run library $tmp/caps.out $tmp/a.out
 fi
 
-# 3. --hist also probes the sites to time the waits.  A wait whose end the
+# 3. --hist-perturbing also probes the sites to time the waits.  A wait whose end the
 # probe after it missed is unended (see 40-umwait-trace-caps.t): counted
 # waits plus unended are the fixture's; jumps stay exact.
-if ut_start $tmp/caps.out caps --hist $wp; then
+if ut_start $tmp/caps.out caps --hist-perturbing $wp; then
 	$wp -n 10 -c 1000000 >$tmp/a.out 2>&1
 	ut_stop
 	echo "# hist: fixture: $(cat $tmp/a.out | tr '\n' ' ')"
@@ -110,7 +110,7 @@ if ut_start $tmp/caps.out caps --hist $wp; then
 	cmp_ok "$fc" -le "$((${2:-0} + unended))" "hist: capped: short of the fixture's by no more than the unended"
 	is "$(unpaired $tmp/caps.out)" "$(fixture $tmp/a.out | awk '{ s += $4 } END { print s }')" \
 		"hist: unpaired is the fixture's count of jumps taken"
-	is "$(grep -c 'warning: --hist probes each TPAUSE/UMWAIT itself' $tmp/caps.out.err)" 1 \
+	is "$(grep -c 'warning: --hist-perturbing probes each TPAUSE/UMWAIT itself' $tmp/caps.out.err)" 1 \
 		"hist: says once that it perturbs the waits"
 	sums=$(awk '/^wait time at / { m = 1 } m && / -> / { split($0, a, ":"); split(a[2], b, " "); s += b[1] }
 		END { print s + 0 }' $tmp/caps.out)
@@ -132,11 +132,11 @@ if ut_start $tmp/caps.out caps --max-entries 32 $wp; then
 	check "fork: nothing dropped" sh -c "! grep -q 'BPF map full' $tmp/caps.out.err"
 fi
 
-# 5. --hist, threads killed inside a wait (#GP at the TPAUSE: the site probe
+# 5. --hist-perturbing, threads killed inside a wait (#GP at the TPAUSE: the site probe
 #    saw it start, nothing sees it end), more of them than the start map holds
 #    (--max-entries 32): each is unended, and the entries must go with the
 #    threads, or later waits go untimed.
-if ut_start $tmp/caps.out caps --hist --max-entries 32 $wp; then
+if ut_start $tmp/caps.out caps --hist-perturbing --max-entries 32 $wp; then
 	$wp --die $n >$tmp/a.out 2>&1
 	$wp -n 5 -c 1000000 >$tmp/b.out 2>&1
 	ut_stop

@@ -2,7 +2,7 @@
 # shapes real libraries use, by gcc and clang at -O0, -O2 and -O3): each
 # binary runs once without caps and once with caps attached to it, at
 # max_time 5000 with waits of 20000 cycles (capped unless something delays
-# their start past 15000 cycles), and once more with caps --hist (a probe on
+# their start past 15000 cycles), and once more with caps --hist-perturbing (a probe on
 # each wait itself: the observer check's negative control).  Here: each run
 # ends, caps counts; the per-site truth is QEMU's trace, against which
 # tests/host/24-layouts-qemu-trace.t checks caps per site (exact, capped
@@ -27,7 +27,7 @@ for b in layouts-gcc-O0 layouts-gcc-O2 layouts-gcc-O3 layouts-clang-O0 layouts-c
 done
 # the negative control: a probe on the wait itself delays every wait's start
 b=layouts-gcc-O2 l=lay-gcc-O2-hist
-CAPS_ARGS=--hist client_caps /lab/bin/$b 5000 $l $b -r 30
+CAPS_ARGS=--hist-perturbing client_caps /lab/bin/$b 5000 $l $b -r 30
 echo "# client $l: target: $b"
 echo "$old" >$d/max_time
 is "$(cat $d/max_time)" "$old" "max_time restored"

@@ -1,4 +1,4 @@
-# umwait-trace caps --hist when probes fail to attach part way: each probe is
+# umwait-trace caps --hist-perturbing when probes fail to attach part way: each probe is
 # a file descriptor, so a limit on open files (ulimit -n) makes the attach of
 # one probe fail and every later one. Each limit from a few below what a full
 # attach needs up to it cuts the attach at another probe, among them a site's
@@ -22,7 +22,7 @@ waits_of() {
 }
 
 # the descriptors a full attach holds: the highest open one
-ut_start $tmp/full.out caps --hist --residency off $tl || { done_testing; exit; }
+ut_start $tmp/full.out caps --hist-perturbing --residency off $tl || { done_testing; exit; }
 top=$(ls /proc/$ut_pid/fd | sort -n | tail -n 1)
 nsites=$(sed -n 's/^Attached \([0-9]*\) site.*/\1/p' $tmp/full.out.err)
 ut_stop
@@ -35,7 +35,7 @@ lim=$((top - 4 * nsites))
 refused=0 cut=0 full=0 bad=
 while [ $lim -le $((top + 1)) ]; do
 	out=$tmp/caps-$lim.out
-	(ulimit -n $lim && exec umwait-trace caps --hist --residency off $tl) >$out 2>$out.err &
+	(ulimit -n $lim && exec umwait-trace caps --hist-perturbing --residency off $tl) >$out 2>$out.err &
 	pid=$!
 	i=0
 	until grep -q '^Attached' $out.err || ! kill -0 $pid 2>/dev/null || [ $i -ge 600 ]; do

@@ -11,7 +11,7 @@
 # counted by caps, not by the trace: one more at its site.
 # The observer check, per site: its capped share with caps attached is that
 # of the run without caps, within 10 points.  Its negative control: with
-# --hist (a probe on each wait itself) most sites' shares must differ.
+# --hist-perturbing (a probe on each wait itself) most sites' shares must differ.
 . "$(dirname "$0")/../lib/tap.sh"
 
 for k in "" -6.12; do
@@ -112,7 +112,7 @@ for label in sorted(sites):
         print("ok|%d|%s-hist: the negative control ran and its marker is in the trace" % (ok, label))
         if ok:
             s_h, n_h = tot(h)
-            print("ok|%d|%s-hist: with a probe on each wait (--hist) the run's capped share %d%% (%d waits) "
+            print("ok|%d|%s-hist: with a probe on each wait (--hist-perturbing) the run's capped share %d%% (%d waits) "
                   "is not within 10 points of %d%%: the observer check can fail|"
                   % (abs(s_h - s_bare) > 10, label, s_h, n_h, s_bare))
 PY

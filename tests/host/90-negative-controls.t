@@ -4,7 +4,7 @@
 # the model, of the tracer or of the guest's report), and must fail. A
 # change that makes a check vacuous (it passes whatever it reads) fails
 # here. The guest-side checks have their own (umwait-trace mutants built
-# from tests/mutants, run by tests/guest/41; the --hist observer control of
+# from tests/mutants, run by tests/guest/41; the --hist-perturbing observer control of
 # tests/host/24).
 . "$(dirname "$0")/../lib/tap.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -107,7 +107,7 @@ def space(cr3):
     return cr3 & 0x000FFFFFFFFFE000
 
 # the marker wait: at its address, or out of line in the run's XOL area
-# when a probe sits on the wait itself (caps --hist)
+# when a probe sits on the wait itself (caps --hist-perturbing)
 marks = {}
 for label, r in runs.items():
     xol = [m for m in r["maps"] if m[3] == "[uprobes]"]

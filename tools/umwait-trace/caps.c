@@ -9,7 +9,7 @@
  * ended the wait).  Where direct branches elsewhere jump to that next
  * instruction, a uprobe on each branch tells from the saved flags and RCX
  * whether it is taken, and that arrival is discounted (umwait-trace.h).
- * Only --hist probes the TPAUSE/UMWAIT itself, to time the wait.
+ * Only --hist-perturbing probes the TPAUSE/UMWAIT itself, to time the wait.
  *
  * This file is the command: options, the main loop and its reports.
  * caps_attach.c scans and attaches, caps_maps.c reads the maps, caps_print.c
@@ -38,7 +38,7 @@ static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
 "USAGE: umwait-trace caps [-p PID] [FILE...] [--all] [--hist] [--exact] [-T] [--format FMT]\n"
-"                         [--json]\n"
+"                         [--json] [--hist-perturbing]\n"
 "                         [-o FILE] [--max-entries N] [--residency MODE]\n"
 "                         [interval [count]]\n"
 "\n"
@@ -54,13 +54,18 @@ static const char doc[] =
 "EXAMPLES:\n"
 "    umwait-trace caps /usr/lib/x86_64-linux-gnu/libtbb.so.12   # Ctrl-C to end\n"
 "    umwait-trace caps -p 1234 1 10    # PID 1234, 1 s intervals, 10 times\n"
-"    umwait-trace caps --hist ./app    # and log2 histograms of wait time\n"
+"    umwait-trace caps --hist ./app    # and log2 histograms of cycles denied and late\n"
 "    umwait-trace caps --json ./app 5  # one JSON object per 5 s interval\n"
 "    umwait-trace caps --format prometheus -o umwait.prom ./app 15   # node exporter\n";
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
-	{ "hist", OPT_HIST, NULL, 0, "Also time each wait: log2 histograms, capped and not", 0 },
+	{ "hist", OPT_HIST, NULL, 0,
+	  "Also log2 histograms per site: cycles each capped wait was denied, and how late each "
+	  "wait that ran to its deadline was seen (from the probe after it: nothing on its path)", 0 },
+	{ "hist-perturbing", OPT_HIST_PERTURBING, NULL, 0,
+	  "Also time each wait by probing the TPAUSE/UMWAIT itself: log2 histograms of ns, "
+	  "capped and not (each wait starts later than the program meant: it perturbs)", 0 },
 	{ "exact", OPT_EXACT, NULL, 0,
 	  "Also probe branches on a wait's own path, to count exactly where only they can "
 	  "tell (such waits start later: it perturbs)", 0 },
@@ -99,6 +104,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case OPT_HIST:
+		env.ohist = true;
+		break;
+	case OPT_HIST_PERTURBING:
 		env.hist = true;
 		break;
 	case OPT_EXACT:

@@ -233,7 +233,7 @@ int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int first, int 
 		file_used[s->file] = true;
 	}
 	if (timed)
-		warn_msg("--hist probes each TPAUSE/UMWAIT itself to time it: a wait starts "
+		warn_msg("--hist-perturbing probes each TPAUSE/UMWAIT itself to time it: a wait starts "
 			 "later than the program meant, short ones after their deadline");
 out:
 	*nr_files = 0;

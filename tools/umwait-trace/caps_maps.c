@@ -343,7 +343,7 @@ void snapshot_total(struct snapshot *cur)
 void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x)
 {
 	x->unpaired = obj->bss->unpaired;
-	/* ended never (unended) or not yet (inflight); both only with --hist */
+	/* ended never (unended) or not yet (inflight); both only with --hist-perturbing */
 	x->unended = obj->bss->unended;
 	x->inflight = obj->bss->inflight;
 	x->dropped = obj->bss->dropped_counts + obj->bss->dropped_starts +

@@ -54,16 +54,19 @@ static void json_site(FILE *f, const struct scan *scan, uint32_t idx)
  * Outcomes per site, over its processes, and what max_time would serve the
  * site's capped waits.  A capped wait ran max_time cycles and was denied the
  * rest: it asked for denied + max_time, plus the probe's lateness (the TSC
- * is read at the probe, a little after the wait ended: the median lateness
+ * is read at the probe, a little after the wait ended: the least lateness
  * of the waits that ran to their deadline, which is all probe; where none
  * did, a quarter more).  Where the probe came after a capped wait's
  * deadline (denied 0: its request was shorter than max_time plus the
- * probe's lateness), that sum is only an upper bound of what it asked.
+ * probe's lateness), that sum is only an upper bound of what it asked,
+ * and where no wait ran to its deadline (lateness unknown) not even that.
  */
 struct advice {
 	bool valid;		/* capped waits, and max_time known */
 	uint64_t unresolved;	/* capped waits whose probe came after their deadline */
 	bool bound[3];		/* serve[i] is an upper bound: from those waits */
+	bool unknown[3];	/* serve[i] is unknown: from those, and lateness unknown */
+	bool asked_bound;	/* asked is an upper bound (0: unknown) */
 	uint64_t max_time;	/* in force now */
 	uint64_t lateness;	/* the probe's, 0 if no wait ran to its deadline */
 	uint64_t asked;		/* the capped waits' median request */
@@ -103,21 +106,21 @@ static uint64_t ohist_total(const struct ohist *h)
 	return n;
 }
 
-/* the median probe lateness over every site's on-deadline waits */
+/*
+ * The probe's lateness: the least seen over every site's on-deadline waits
+ * (the top of its slot).  More is the thread kept off the CPU after its
+ * wait; a capped wait that was only looks as if it asked for less, so the
+ * high percentiles the advice gives come from the waits that were not.
+ */
 static uint64_t lateness(const struct snapshot *s)
 {
-	struct ohist all = {};
-	uint64_t n;
-	int i, j, slot;
+	int i, j;
 
-	for (i = 0; i < s->no; i++)
-		for (j = 0; s->orows[i].key.kind == HIST_LATE && j < OHIST_SLOTS; j++)
-			all.slots[j] += s->orows[i].val.slots[j];
-	n = ohist_total(&all);
-	if (!n)
-		return 0;
-	slot = ohist_pct(&all, n, 50);
-	return (ohist_lower(slot) + ohist_upper(slot)) / 2;
+	for (j = 0; j < OHIST_SLOTS; j++)
+		for (i = 0; i < s->no; i++)
+			if (s->orows[i].key.kind == HIST_LATE && s->orows[i].val.slots[j])
+				return ohist_upper(j);
+	return 0;
 }
 
 static void advise(const struct snapshot *s, uint32_t site, struct advice *a)
@@ -132,11 +135,16 @@ static void advise(const struct snapshot *s, uint32_t site, struct advice *a)
 	a->valid = true;
 	a->lateness = lateness(s);
 	slot = ohist_pct(h, n, 50);
-	a->asked = (ohist_lower(slot) + ohist_upper(slot)) / 2 + a->max_time + a->lateness;
+	a->asked_bound = slot == 0;
+	if (!a->asked_bound || a->lateness)
+		a->asked = (ohist_lower(slot) + ohist_upper(slot)) / 2 + a->max_time + a->lateness;
 	a->unresolved = h->slots[0];
 	for (i = 0; i < 3; i++) {
 		slot = ohist_pct(h, n, serve_pct[i]);
 		a->bound[i] = slot == 0;
+		a->unknown[i] = slot == 0 && !a->lateness;
+		if (a->unknown[i])
+			continue;
 		/* lateness unknown (no wait ran to its deadline): a slot more, 25% */
 		if (!a->lateness)
 			slot++;
@@ -210,11 +218,19 @@ static void json_sites_outcomes(const struct scan *scan, const struct snapshot *
 		json_ohist(stdout, orow_of(s, i, HIST_LATE));
 		advise(s, i, &a);
 		if (a.valid) {
-			printf(", \"advice\": {\"max_time\": %llu, \"lateness\": %llu, \"asked\": %llu",
-			       (unsigned long long)a.max_time, (unsigned long long)a.lateness,
-			       (unsigned long long)a.asked);
+			printf(", \"advice\": {\"max_time\": %llu, \"lateness\": %llu, \"asked\": ",
+			       (unsigned long long)a.max_time, (unsigned long long)a.lateness);
+			if (a.asked)
+				printf("%llu", (unsigned long long)a.asked);
+			else
+				printf("null");
+			printf(", \"asked_upper_bound\": %s", a.asked_bound ? "true" : "false");
 			for (k = 0; k < 3; k++)
-				printf(", \"max_time_p%d\": %llu", serve_pct[k], (unsigned long long)a.serve[k]);
+				if (a.unknown[k])
+					printf(", \"max_time_p%d\": null", serve_pct[k]);
+				else
+					printf(", \"max_time_p%d\": %llu", serve_pct[k],
+					       (unsigned long long)a.serve[k]);
 			printf(", \"unresolved\": %llu, \"upper_bounds\": [", (unsigned long long)a.unresolved);
 			for (k = 0; k < 3; k++)
 				printf("%s%s", k ? ", " : "", a.bound[k] ? "true" : "false");
@@ -228,6 +244,28 @@ static void json_sites_outcomes(const struct scan *scan, const struct snapshot *
 	}
 	printf("]");
 	free(v);
+}
+
+/* --hist: an outcome histogram in log2 buckets of cycles */
+static void print_ohist(const struct scan *scan, const struct orow *r)
+{
+	unsigned long long slots[64] = {};
+	uint64_t lo;
+	int i, b;
+
+	for (i = 0; i < OHIST_SLOTS; i++) {
+		lo = ohist_lower(i);
+		/* a slot lies within one power of two: its lower bound's */
+		for (b = 0; lo > 1; b++)
+			lo >>= 1;
+		slots[b] += r->val.slots[i];
+	}
+	printf("\n%s at ", r->key.kind == HIST_DENIED ? "denied" : "late");
+	print_site(stdout, scan, r->key.site);
+	printf(r->key.kind == HIST_DENIED ?
+	       ", capped (CF=1): the deadline minus the TSC at the probe\n" :
+	       ", ran to the deadline: the TSC at the probe minus the deadline\n");
+	print_log2_hist(slots, 64, "cycles");
 }
 
 static void print_outcomes(const struct scan *scan, const struct snapshot *s)
@@ -246,22 +284,34 @@ static void print_outcomes(const struct scan *scan, const struct snapshot *s)
 		       (unsigned long long)v[i].early, (unsigned long long)v[i].past);
 		advise(s, i, &a);
 		if (a.valid) {
-			printf("  advice: max_time=%llu cut %llu waits that asked for about %llu cycles; "
-			       "max_time for 50/90/99%% of them to finish:", (unsigned long long)a.max_time,
-			       (unsigned long long)v[i].capped, (unsigned long long)a.asked);
+			printf("  advice: max_time=%llu cut %llu waits that asked for ",
+			       (unsigned long long)a.max_time, (unsigned long long)v[i].capped);
+			if (!a.asked)
+				printf("an unknown number of cycles");
+			else
+				printf("%s %llu cycles", a.asked_bound ? "at most" : "about",
+				       (unsigned long long)a.asked);
+			printf("; max_time for 50/90/99%% of them to finish:");
 			for (int k = 0; k < 3; k++) {
-				if (a.serve[k])
+				if (a.unknown[k])
+					printf(" unknown");
+				else if (a.serve[k])
 					printf(" %s%llu", a.bound[k] ? "<=" : "",
 					       (unsigned long long)a.serve[k]);
 				else
 					printf(" beyond-range");
 			}
 			printf("\n");
-			if (a.unresolved)
+			if (a.unresolved && a.lateness)
 				printf("  note: %llu of them asked for less than max_time plus the probe's "
 				       "lateness (%llu cycles): too short to size from their exit, so a "
 				       "figure marked <= is an upper bound\n",
 				       (unsigned long long)a.unresolved, (unsigned long long)a.lateness);
+			else if (a.unresolved)
+				printf("  note: %llu of them asked for less than max_time plus the probe's "
+				       "lateness (unknown: no wait ran to its deadline): too short to size "
+				       "from their exit, so a figure that rests on them is unknown\n",
+				       (unsigned long long)a.unresolved);
 		}
 		if (mostly_past(&v[i]))
 			printf("  warning: these waits do nothing: the deadline is already past when they start\n");
@@ -342,6 +392,8 @@ static void print_text(enum block kind, double secs, const struct scan *scan,
 	printf("total: waits=%llu capped=%llu capped%%=%.1f\n", (unsigned long long)waits,
 	       (unsigned long long)capped, pct(capped, waits));
 	print_outcomes(scan, s);
+	for (i = 0; env.ohist && i < s->no; i++)
+		print_ohist(scan, &s->orows[i]);
 	for (i = 0; env.hist && i < s->nh; i++) {
 		printf("\nwait time at ");
 		print_site(stdout, scan, s->hrows[i].key.site);

@@ -236,7 +236,7 @@ static void render_caps(FILE *f, const void *arg)
 	family(f, "umwait_unended", "counter",
 	       "Waits seen starting that never ended (the thread died, or the site was passed again): not counted.");
 	counter(f, "umwait_unended", "", c->unended);
-	family(f, "umwait_inflight", "gauge", "Waits seen starting and not ended yet (--hist).");
+	family(f, "umwait_inflight", "gauge", "Waits seen starting and not ended yet (--hist-perturbing).");
 	fprintf(f, "umwait_inflight %llu\n", (unsigned long long)c->inflight);
 	family(f, "umwait_dropped", "counter", "Waits not counted or not timed because a BPF map was full.");
 	counter(f, "umwait_dropped", "", c->dropped);

@@ -59,7 +59,7 @@ struct site {
 	uint64_t next_offset;	/* file offset of the instruction after it */
 	uint8_t len;
 	enum wait_insn insn;
-	bool site_ok;		/* the kernel can uprobe the TPAUSE/UMWAIT itself (--hist) */
+	bool site_ok;		/* the kernel can uprobe the TPAUSE/UMWAIT itself (--hist-perturbing) */
 	bool probed;		/* caps puts its counting probe on the next instruction */
 	bool exact;		/* waits and capped both count exactly what ran */
 	bool exact_capped;	/* capped does (waits may include other arrivals) */

@@ -33,7 +33,7 @@ _umwait_trace()
 	case ${words[1]} in
 	status) opts="--format --json --output -o --verbose -v --help" ;;
 	events) opts="--timestamp -T --json --duration -d --verbose -v --help" ;;
-	caps) opts="--pid -p --all --hist --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v --help" ;;
+	caps) opts="--pid -p --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v --help" ;;
 	sites) opts="--pid -p --exact --verbose -v --help" ;;
 	*) return ;;
 	esac

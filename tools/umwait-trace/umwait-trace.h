@@ -10,7 +10,7 @@
 #define TASK_COMM_LEN	16
 #define MAX_SLOTS	32	/* log2 buckets of wait time in ns: up to ~4 s */
 #define MAX_PIDS_SITES	10240	/* (process, site) pairs counted at once */
-#define MAX_THREADS	10240	/* threads inside a wait at once (--hist), or jumping */
+#define MAX_THREADS	10240	/* threads inside a wait at once (--hist-perturbing), or jumping */
 
 /* Bit 0 of RFLAGS: what TPAUSE/UMWAIT leave there says the OS limit hit. */
 #define X86_EFLAGS_CF_BIT	0x1
@@ -87,7 +87,7 @@ struct jump_val {
 	__u64 sp;		/* RSP on arrival */
 };
 
-/* caps --hist: the site probe's note for the probe after it, per thread */
+/* caps --hist-perturbing: the site probe's note for the probe after it, per thread */
 struct start_val {
 	__u64 ts;
 	__u32 site;
@@ -95,15 +95,15 @@ struct start_val {
 };
 
 /*
- * caps --hist: one log2 histogram of wait time per (site, CF), in the hists
+ * caps --hist-perturbing: one log2 histogram of wait time per (site, CF), in the hists
  * map; and always, per site, how much each capped wait was denied (its
  * deadline minus the TSC at the probe) and how late each wait that ran to
  * its deadline was seen (the TSC at the probe minus the deadline), in TSC
  * cycles, in the ohists map.
  */
 enum hist_kind {
-	HIST_TIME = 0,		/* --hist: wait time, CF=0 */
-	HIST_TIME_CAPPED = 1,	/* --hist: wait time, CF=1 */
+	HIST_TIME = 0,		/* --hist-perturbing: wait time, CF=0 */
+	HIST_TIME_CAPPED = 1,	/* --hist-perturbing: wait time, CF=1 */
 	HIST_DENIED = 2,
 	HIST_LATE = 3,
 };

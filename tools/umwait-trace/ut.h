@@ -21,6 +21,7 @@
 enum {
 	OPT_JSON = 0x100,
 	OPT_HIST,
+	OPT_HIST_PERTURBING,
 	OPT_MAX_ENTRIES,
 	OPT_FORMAT,
 	OPT_RESIDENCY,
@@ -44,7 +45,8 @@ struct env {
 	bool verbose;
 	bool timestamp;
 	bool json;		/* format == FORMAT_JSON */
-	bool hist;
+	bool hist;		/* caps --hist-perturbing: probe each wait itself, to time it */
+	bool ohist;		/* caps --hist: the outcome histograms */
 	bool exact;		/* caps, sites: probe branches on a wait's path too */
 	bool per_pid;		/* caps metrics: a series per process, not per site */
 	bool all;		/* caps: every process's files, rescanned each interval */
