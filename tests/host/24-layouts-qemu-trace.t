@@ -15,10 +15,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 
 for k in "" -6.12; do
-	log=${LAB_RESULTS:-}/guest-main$k.log
-	trace=${LAB_RESULTS:-}/qemu-trace$k.log
-	name=${k#-}
-	name=${name:-6.1}
+	main_boot "$k"
 	need_input "$log" '^# layout-sites ' "tests/guest/47-umwait-trace-layouts.t ($name)"
 	need_input "$trace" 'waitpkg_wait_ctx ' "the $name main boot's QEMU trace"
 	python3 "$(dirname "$0")/../lib/attribute.py" "$log" "$trace" >"${LAB_RESULTS:-/tmp}/layouts$k.attr" ||

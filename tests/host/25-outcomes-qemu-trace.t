@@ -15,10 +15,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 
 for k in "" -6.12; do
-	log=${LAB_RESULTS:-}/guest-main$k.log
-	trace=${LAB_RESULTS:-}/qemu-trace$k.log
-	name=${k#-}
-	name=${name:-6.1}
+	main_boot "$k"
 	need_input "$log" '^# outcomes [a-z]*: caps ' "tests/guest/40-umwait-trace-outcomes.t ($name)"
 	need_input "$trace" 'waitpkg_wait ' "the $name main boot's QEMU trace"
 	while IFS='|' read -r kind a b c; do

@@ -12,10 +12,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 
 for k in "" -6.12; do
-	log=${LAB_RESULTS:-}/guest-main$k.log
-	trace=${LAB_RESULTS:-}/qemu-trace$k.log
-	name=${k#-}
-	name=${name:-6.1}
+	main_boot "$k"
 	need_input "$log" '^# s3-msr-writes: ' "tests/guest/50-umwait-suspend.t ($name)"
 	need_input "$trace" '^waitpkg_msr_write ' "the $name main boot's QEMU trace"
 	line=$(sed -n 's/^# s3-msr-writes: //p' "$log" | tail -n 1)

@@ -81,6 +81,15 @@ skip() {
 	echo "ok $_tap_n - $1 # SKIP $2"
 }
 
+# main_boot K: the main boot of kernel K ("" for 6.1, -6.12): its guest log
+# in $log, its QEMU trace in $trace, the kernel's name in $name
+main_boot() {
+	log=${LAB_RESULTS:-}/guest-main$1.log
+	trace=${LAB_RESULTS:-}/qemu-trace$1.log
+	name=${1#-}
+	name=${name:-6.1}
+}
+
 # need_input FILE [PATTERN [WHAT]]: a cross-check's input must be there (and
 # hold a line matching the extended regex PATTERN): a missing input is a
 # failure, never a skip, and ends the file (its plan printed). WHAT names the

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -92,42 +93,38 @@ static int diff_rows(struct row *cur, int ncur, const struct row *prev, int npre
 	return n;
 }
 
-static int diff_hrows(struct hrow *cur, int ncur, const struct hrow *prev, int nprev)
+/*
+ * cur - prev for rows of a hist_key and NSLOTS counts (struct hrow, struct
+ * orow), both sorted by key, each SIZE bytes; keeps the rows left non-zero
+ */
+_Static_assert(offsetof(struct hrow, val) == sizeof(struct hist_key) &&
+	       sizeof(struct hrow) == sizeof(struct hist_key) + MAX_SLOTS * sizeof(__u64),
+	       "struct hrow: a key, then its slots");
+_Static_assert(offsetof(struct orow, val) == sizeof(struct hist_key) &&
+	       sizeof(struct orow) == sizeof(struct hist_key) + OHIST_SLOTS * sizeof(__u64),
+	       "struct orow: a key, then its slots");
+
+static int diff_slot_rows(void *cur, int ncur, const void *prev, int nprev, size_t size,
+			  int nslots)
 {
 	int i, j = 0, n = 0, s;
 
 	for (i = 0; i < ncur; i++) {
-		uint64_t sum = 0;
+		struct hist_key *ck = (void *)((char *)cur + i * size);
+		__u64 *cs = (__u64 *)(ck + 1), sum = 0;
+		const struct hist_key *pk = NULL;
 
-		while (j < nprev && hrow_cmp(&prev[j].key, &cur[i].key) < 0)
+		while (j < nprev && hrow_cmp((const char *)prev + j * size, ck) < 0)
 			j++;
-		for (s = 0; s < MAX_SLOTS; s++) {
-			if (j < nprev && !hrow_cmp(&prev[j].key, &cur[i].key))
-				cur[i].val.slots[s] -= prev[j].val.slots[s];
-			sum += cur[i].val.slots[s];
+		if (j < nprev && !hrow_cmp((const char *)prev + j * size, ck))
+			pk = (const void *)((const char *)prev + j * size);
+		for (s = 0; s < nslots; s++) {
+			if (pk)
+				cs[s] -= ((const __u64 *)(pk + 1))[s];
+			sum += cs[s];
 		}
 		if (sum)
-			cur[n++] = cur[i];
-	}
-	return n;
-}
-
-static int diff_orows(struct orow *cur, int ncur, const struct orow *prev, int nprev)
-{
-	int i, j = 0, n = 0, s;
-
-	for (i = 0; i < ncur; i++) {
-		uint64_t sum = 0;
-
-		while (j < nprev && hrow_cmp(&prev[j].key, &cur[i].key) < 0)
-			j++;
-		for (s = 0; s < OHIST_SLOTS; s++) {
-			if (j < nprev && !hrow_cmp(&prev[j].key, &cur[i].key))
-				cur[i].val.slots[s] -= prev[j].val.slots[s];
-			sum += cur[i].val.slots[s];
-		}
-		if (sum)
-			cur[n++] = cur[i];
+			memmove((char *)cur + n++ * size, ck, size);
 	}
 	return n;
 }
@@ -325,8 +322,10 @@ int snapshot_interval(struct snapshot *cur, struct snapshot *prev)
 	memcpy(keep.hrows, cur->hrows, cur->nh * sizeof(*cur->hrows));
 	memcpy(keep.orows, cur->orows, cur->no * sizeof(*cur->orows));
 	cur->n = diff_rows(cur->rows, cur->n, prev->rows, prev->n);
-	cur->nh = diff_hrows(cur->hrows, cur->nh, prev->hrows, prev->nh);
-	cur->no = diff_orows(cur->orows, cur->no, prev->orows, prev->no);
+	cur->nh = diff_slot_rows(cur->hrows, cur->nh, prev->hrows, prev->nh, sizeof(struct hrow),
+				 MAX_SLOTS);
+	cur->no = diff_slot_rows(cur->orows, cur->no, prev->orows, prev->no, sizeof(struct orow),
+				 OHIST_SLOTS);
 	snapshot_drop(prev);
 	*prev = keep;
 	return 0;
@@ -336,8 +335,8 @@ int snapshot_interval(struct snapshot *cur, struct snapshot *prev)
 void snapshot_total(struct snapshot *cur)
 {
 	cur->n = diff_rows(cur->rows, cur->n, NULL, 0);
-	cur->nh = diff_hrows(cur->hrows, cur->nh, NULL, 0);
-	cur->no = diff_orows(cur->orows, cur->no, NULL, 0);
+	cur->nh = diff_slot_rows(cur->hrows, cur->nh, NULL, 0, sizeof(struct hrow), MAX_SLOTS);
+	cur->no = diff_slot_rows(cur->orows, cur->no, NULL, 0, sizeof(struct orow), OHIST_SLOTS);
 }
 
 void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x)
