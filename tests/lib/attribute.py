@@ -17,10 +17,13 @@
 # TRACE being OFFSET:WAITS:CAPPED,... over the target's sites (sorted as text,
 # - when none), CAPS the same from caps' rows, OTHER the waits of that
 # address space outside the target.  TOUT is each site's outcomes by the
-# trace, OFFSET:CAPPED/DEADLINE/EARLY/PAST/FAR/OTHER (FAR: those of PAST
-# whose deadline was behind by 2^33 cycles or more when they began, over the
-# 1 s of lateness caps allows at up to 8 GHz, so that caps must call them
-# past; OTHER: a reason without an outcome), COUT caps' from "# outcomes-site LABEL: OFFSET capped=N
+# trace, OFFSET:CAPPED/DEADLINE/EARLY/PAST/FAR/OTHER/FAREARLY (FAR: those of
+# PAST whose deadline was behind by 2^33 cycles or more when they began, over
+# the 1 s of lateness caps allows at up to 8 GHz, so that caps must call them
+# past; OTHER: a reason without an outcome; FAREARLY: those of EARLY that
+# ended 2^26 cycles or more before their deadline, so that caps must call
+# them early: its return probe would have to run over 8 ms late at up to
+# 8 GHz to see the deadline passed), COUT caps' from "# outcomes-site LABEL: OFFSET capped=N
 # deadline=N early=N past=N" lines, OFFSET:CAPPED/DEADLINE/EARLY/PAST.  A wait instruction that carries a uprobe runs
 # out of line in the process's uprobes XOL area: the trace counts those per
 # instruction (xol-tpause, xol-umwait), and so do caps' rows of the sites
@@ -72,6 +75,7 @@ for line in open(log, errors="replace"):
 OUTCOME = {"deadline": "deadline", "past": "past", "store": "early", "interrupt": "early",
            "nomonitor": "early", "migration": "early"}
 FAR = 1 << 33
+FAR_EARLY = 1 << 26
 
 # pair waitpkg_wait and waitpkg_wait_ctx by (cpu, tsc_start)
 def fields(s):
@@ -99,6 +103,8 @@ for line in open(trace, errors="replace"):
             out = "past"
         if out == "past" and start - dl >= FAR:
             out = "far"
+        if out == "early" and dl - int(f["tsc_end"], 16) >= FAR_EARLY:
+            out = "farearly"
         ends[(f["cpu"], start)] = (int(f["cpl"]), int(f["cf"]), f["insn"], out)
 waits.sort()
 
@@ -145,10 +151,13 @@ for label in order:
             continue
         w, c = sites.get(key, (0, 0))
         sites[key] = (w + 1, c + cf)
-        o = outs.setdefault(key, dict(capped=0, deadline=0, early=0, past=0, far=0, other=0))
+        o = outs.setdefault(key, dict(capped=0, deadline=0, early=0, past=0, far=0, other=0,
+                                          farearly=0))
         o[out] += 1
         if out == "far":
             o["past"] += 1
+        if out == "farearly":
+            o["early"] += 1
         total += 1
         capped += cf
     # caps' rows; a site whose waits the trace saw nowhere in the target
@@ -163,8 +172,9 @@ for label in order:
         a, b = caps.get(key, (0, 0))
         caps[key] = (a + int(w), b + int(cp))
     fmt = lambda d: ",".join(sorted("%s:%d:%d" % (k, w, c) for k, (w, c) in d.items())) or "-"
-    tout = ",".join(sorted("%s:%d/%d/%d/%d/%d/%d" % (k, o["capped"], o["deadline"], o["early"],
-                                                    o["past"], o["far"], o["other"])
+    tout = ",".join(sorted("%s:%d/%d/%d/%d/%d/%d/%d" % (k, o["capped"], o["deadline"], o["early"],
+                                                       o["past"], o["far"], o["other"],
+                                                       o["farearly"])
                            for k, o in outs.items())) or "-"
     cout = ",".join(sorted("%s:%s" % kv for kv in r.get("outcomes", {}).items())) or "-"
     print(label, "yes", "0x%x" % sp, fmt(sites), fmt(caps), other, total, capped, tout, cout)
