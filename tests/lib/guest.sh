@@ -101,3 +101,17 @@ ut_until_waits() {
 	done
 	return 1
 }
+
+# ut_rewritten FILE N: until caps' -o FILE was written N more times (each
+# write renames a new file over it: its inode changes); at most about 60 s.
+# A count read after that holds every wait of a process that ended before.
+ut_rewritten() {
+	_k=0 _left=$2 _ino=$(stat -c %i "$1" 2>/dev/null)
+	while [ "$_left" -gt 0 ] && [ $_k -lt 600 ]; do
+		_k=$((_k + 1))
+		sleep 0.1
+		_now=$(stat -c %i "$1" 2>/dev/null)
+		[ "$_now" != "$_ino" ] && _left=$((_left - 1)) _ino=$_now
+	done
+	[ "$_left" -eq 0 ]
+}
