@@ -86,7 +86,9 @@ static const struct argp_option opts[] = {
 	  "Use this TSC value as every wait's deadline (a count passed where a TSC value belongs)", 0 },
 	{ "no-monitor", OPT_NO_MONITOR, NULL, 0, "UMWAIT without UMONITOR first", 0 },
 	{ "store-after", OPT_STORE_AFTER, "CYCLES", 0,
-	  "A second thread stores to the monitored line CYCLES after each UMONITOR", 0 },
+	  "A second thread stores to the monitored line CYCLES after each UMONITOR; "
+	  "a wait that ends before the store is followed by another (stores= counts the stores, "
+	  "waits= every wait)", 0 },
 	{ "store-cpu", OPT_STORE_CPU, "CPU", 0, "Pin the storing thread to CPU", 0 },
 	{ "revert", OPT_REVERT, NULL, 0,
 	  "The store thread puts the old value back at once (the line ends unchanged)", 0 },
@@ -201,6 +203,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--past and --deadline both set the deadline: one of them");
 		if (env.revert && !env.store_after)
 			argp_error(state, "--revert needs --store-after");
+		if (env.store_after && (env.p99 || env.per_wait))
+			argp_error(state, "--store-after can add waits: it does not go with --p99 or --per-wait");
 		if (env.per_wait && env.json)
 			argp_error(state, "--per-wait prints text lines: it does not go with --json");
 		break;
@@ -271,12 +275,12 @@ static void *store_thread(void *arg)
  * guest it can cost more than a short wait).
  */
 __attribute__((target("waitpkg")))
-static void arm_monitor(void)
+static void arm_monitor(bool new_round)
 {
 	if (env.insn != INSN_UMWAIT || env.no_monitor)
 		return;
 	_umonitor((void *)mon_line);
-	if (env.store_after)
+	if (env.store_after && new_round)
 		hs.armed_tsc = __rdtsc();
 }
 
@@ -377,41 +381,53 @@ int main(int argc, char **argv)
 	mon_line[0] = 0;
 	ctl = env.c01 ? 1 : 0;
 	begin = __rdtsc();
-	for (i = 0; i < env.count && !stop_requested; i++) {
+	for (i = 0, n = 0; i < env.count && !stop_requested; i++) {
 		uint64_t t0, t1, deadline, d;
+		bool again = false;
 		unsigned char cf;
 
 		if (env.store_after)
 			while (hs.armed_tsc)
 				_mm_pause();
-		arm_monitor();
-		t0 = __rdtsc();
-		deadline = env.deadline ? env.deadline :
-			   env.past ? t0 - env.cycles - 1 : t0 + env.cycles;
-		cf = do_wait(deadline, ctl);
-		t1 = __rdtsc();
-		capped += cf;
-		if (t1 < deadline)
-			early++;
-		if (!cf && t0 >= deadline)
-			was_past++;
-		else if (!cf && t1 >= deadline)
-			ran++;
-		else if (!cf)
-			ended_early++;
-		d = t1 - t0;
-		if (samples)
-			samples[i] = d;
-		if (recs)
-			recs[i] = (struct wait_rec){ .tsc = t0, .cycles = d, .cf = cf };
-		sum += d;
-		if (d > max)
-			max = d;
-		if (d < min)
-			min = d;
+		arm_monitor(true);
+		/*
+		 * --store-after: a wait that something else (an interrupt) ended
+		 * before the store came is followed by another on the same armed
+		 * store, so that the store ends the round's last wait however
+		 * late the storing CPU gets to it.
+		 */
+		do {
+			if (again)
+				arm_monitor(false);
+			again = true;
+			t0 = __rdtsc();
+			deadline = env.deadline ? env.deadline :
+				   env.past ? t0 - env.cycles - 1 : t0 + env.cycles;
+			cf = do_wait(deadline, ctl);
+			t1 = __rdtsc();
+			capped += cf;
+			if (t1 < deadline)
+				early++;
+			if (!cf && t0 >= deadline)
+				was_past++;
+			else if (!cf && t1 >= deadline)
+				ran++;
+			else if (!cf)
+				ended_early++;
+			d = t1 - t0;
+			if (samples)
+				samples[n] = d;
+			if (recs)
+				recs[n] = (struct wait_rec){ .tsc = t0, .cycles = d, .cf = cf };
+			sum += d;
+			if (d > max)
+				max = d;
+			if (d < min)
+				min = d;
+			n++;
+		} while (env.store_after && hs.armed_tsc && !stop_requested);
 	}
 	end = __rdtsc();
-	n = i;
 
 	if (env.store_after) {
 		hs.stop = true;
@@ -437,6 +453,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)begin, (unsigned long long)end);
 	printf(env.json ? ", \"ran_to_deadline\": %lu, \"ended_early\": %lu, \"deadline_past\": %lu" :
 	       " ran_to_deadline=%lu ended_early=%lu deadline_past=%lu", ran, ended_early, was_past);
+	if (env.store_after)
+		printf(env.json ? ", \"stores\": %lu" : " stores=%lu", i);
 	if (samples && n) {
 		qsort(samples, n, sizeof(*samples), cmp_u64);
 		printf(env.json ? ", \"p50\": %llu, \"p99\": %llu" : " p50=%llu p99=%llu",

@@ -47,13 +47,15 @@ is "$r_early" 20 "umwait without umonitor returns long before a 1G-cycle deadlin
 
 run umwait-store -i umwait -n 20 -c 3000000000 --store-after 1000000 -p 1 --store-cpu 2
 is "$r_capped" 0 "umwait ended by a store from another CPU: CF=0"
-is "$r_early" 20 "a store ends every 3G-cycle umwait before its deadline"
+is "$r_stores" 20 "umwait-store: 20 stores, each ending a round of waits"
+is "$r_early" "$r_waits" "a store (or an interrupt before it) ends every 3G-cycle umwait before its deadline"
 
 # a store that puts the old value back leaves the line unchanged: only
 # tests/host/20-qemu-trace.t can tell (reason store) that it ended the waits
 run umwait-revert -i umwait -n 20 -c 3000000000 --store-after 1000000 --revert -p 1 --store-cpu 2
 is "$r_capped" 0 "umwait ended by a store-and-revert from another CPU: CF=0"
-is "$r_early" 20 "every 3G-cycle umwait with a store-and-revert ends before its deadline"
+is "$r_stores" 20 "umwait-revert: 20 stores, each ending a round of waits"
+is "$r_early" "$r_waits" "every 3G-cycle umwait with a store-and-revert (or an interrupt before it) ends before its deadline"
 max_time 100000
 
 echo 0 >$d/enable_c02
