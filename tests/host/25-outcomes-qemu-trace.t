@@ -27,40 +27,32 @@ for k in "" -6.12; do
 		ok) if [ "$a" = 1 ]; then pass "$name: $b"; else fail "$name: $b" "$c"; fi ;;
 		diag) diag "$name: $a" ;;
 		esac
-	done < <(python3 - "$log" "$trace" <<'PY'
+	done < <(python3 - "$log" "$trace" "$(dirname "$0")/../lib" <<'PY'
 import re, sys
-log, trace = sys.argv[1], sys.argv[2]
+log, trace, lib = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, lib)
+from waitpkg_outcome import fields, outcome
 runs = []
 for line in open(log, errors="replace"):
     m = re.match(r"# outcomes ([a-z]+): caps (.*)$", line.rstrip())
     if m:
         kv = dict(f.split("=", 1) for f in m.group(2).split())
         runs.append((m.group(1), {k: int(v) for k, v in kv.items()}))
-REASON = {"oslimit": "capped", "deadline": "deadline", "past": "past",
-          "store": "early", "interrupt": "early", "nomonitor": "early", "migration": "early"}
 counts = [dict(capped=0, deadline=0, early=0, past=0, far=0, other=0, farearly=0) for _ in runs]
 for line in open(trace, errors="replace"):
     i = line.find("waitpkg_wait ")
     if i < 0:
         continue
-    t = line[i + len("waitpkg_wait "):].split()
-    f = {t[j]: t[j + 1] for j in range(0, len(t) - 1, 2)}
+    f = fields(line[i + len("waitpkg_wait "):])
     if f.get("cpl") != "3":
         continue
-    ts = int(f["tsc_start"], 16)
-    out = REASON.get(f["reason"], "other")
-    # a deadline behind at the start makes the wait past, whatever the
-    # model names first (a store to the monitor's page since UMONITOR)
-    dl = int(f["deadline"], 16)
-    if f["cf"] == "0" and dl <= ts:
-        out = "past"
+    ts, out = int(f["tsc_start"], 16), outcome(f)
     for n, (label, r) in enumerate(runs):
         if r["tsc_begin"] <= ts <= r["tsc_end"]:
             counts[n][out] += 1
-            if out == "past" and ts - dl >= 1 << 33:
-                counts[n]["far"] += 1
-            if out == "early" and dl - int(f["tsc_end"], 16) >= 1 << 26:
-                counts[n]["farearly"] += 1
+            # far is past, farearly early, and counted apart as well
+            if out in ("far", "farearly"):
+                counts[n][{"far": "past", "farearly": "early"}[out]] += 1
 for n, (label, r) in enumerate(runs):
     t = counts[n]
     waits = t["capped"] + t["deadline"] + t["early"] + t["past"]

@@ -28,8 +28,12 @@
 # out of line in the process's uprobes XOL area: the trace counts those per
 # instruction (xol-tpause, xol-umwait), and so do caps' rows of the sites
 # whose waits the trace saw nowhere in the target.
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from waitpkg_outcome import fields, outcome  # noqa: E402
 
 log, trace = sys.argv[1], sys.argv[2]
 LIBS = {"tbb": "libtbb.so.12", "omp": "libomp.so.5", "dpdk": "librte_eal.so.23"}
@@ -70,18 +74,6 @@ for line in open(log, errors="replace"):
             r["marker"] = int(kv["marker"], 16)
             r["begin"], r["end"] = int(kv["marker_begin"]), int(kv["marker_end"])
 
-# the outcome (umwait-trace.8) of the trace's reason for a CF=0 wait whose
-# deadline was ahead when it began
-OUTCOME = {"deadline": "deadline", "past": "past", "store": "early", "interrupt": "early",
-           "nomonitor": "early", "migration": "early"}
-FAR = 1 << 33
-FAR_EARLY = 1 << 26
-
-# pair waitpkg_wait and waitpkg_wait_ctx by (cpu, tsc_start)
-def fields(s):
-    t = s.split()
-    return {t[i]: t[i + 1] for i in range(0, len(t) - 1, 2)}
-
 ends, waits = {}, []
 for line in open(trace, errors="replace"):
     i = line.find("waitpkg_wait_ctx ")
@@ -95,16 +87,8 @@ for line in open(trace, errors="replace"):
     i = line.find("waitpkg_wait ")
     if i >= 0:
         f = fields(line[i + len("waitpkg_wait "):])
-        start, dl = int(f["tsc_start"], 16), int(f["deadline"], 16)
-        out = OUTCOME.get(f["reason"], "other") if f["cf"] == "0" else "capped"
-        # a deadline behind at the start makes the wait past, whatever
-        # the model names first (a store on the page since UMONITOR)
-        if f["cf"] == "0" and dl <= start:
-            out = "past"
-        if out == "past" and start - dl >= FAR:
-            out = "far"
-        if out == "early" and dl - int(f["tsc_end"], 16) >= FAR_EARLY:
-            out = "farearly"
+        start = int(f["tsc_start"], 16)
+        out = outcome(f)
         ends[(f["cpu"], start)] = (int(f["cpl"]), int(f["cf"]), f["insn"], out)
 waits.sort()
 
