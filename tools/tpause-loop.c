@@ -242,6 +242,7 @@ static int pin(int cpu)
 static volatile uint64_t mon_line[512] __attribute__((aligned(4096)));
 static struct {
 	volatile uint64_t armed_tsc;	/* 0: idle; else: UMONITOR done at this TSC */
+	volatile bool storing;		/* the round's store is about to land, or in */
 	volatile bool stop;
 } __attribute__((aligned(64))) hs;
 
@@ -261,6 +262,8 @@ static void *store_thread(void *arg)
 		}
 		while (__rdtsc() < armed + env.store_after && !hs.stop)
 			_mm_pause();
+		/* before the line is written: a wait that ends from here on is the store's */
+		hs.storing = true;
 		mon_line[0]++;
 		if (env.revert)
 			mon_line[0]--;
@@ -386,15 +389,18 @@ int main(int argc, char **argv)
 		bool again = false;
 		unsigned char cf;
 
-		if (env.store_after)
+		if (env.store_after) {
 			while (hs.armed_tsc)
 				_mm_pause();
+			hs.storing = false;
+		}
 		arm_monitor(true);
 		/*
 		 * --store-after: a wait that something else (an interrupt) ended
 		 * before the store came is followed by another on the same armed
 		 * store, so that the store ends the round's last wait however
-		 * late the storing CPU gets to it.
+		 * late the storing CPU gets to it, and no more than that one
+		 * (with --revert the line is written twice).
 		 */
 		do {
 			if (again)
@@ -425,7 +431,7 @@ int main(int argc, char **argv)
 			if (d < min)
 				min = d;
 			n++;
-		} while (env.store_after && hs.armed_tsc && !stop_requested);
+		} while (env.store_after && !hs.storing && !stop_requested);
 	}
 	end = __rdtsc();
 
