@@ -30,6 +30,7 @@ for k in "" -6.12; do
 	done < <(python3 - "$log" "$trace" "$(dirname "$0")/../lib" <<'PY'
 import re, sys
 log, trace, lib = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.dont_write_bytecode = True
 sys.path.insert(0, lib)
 from waitpkg_outcome import fields, outcome
 runs = []

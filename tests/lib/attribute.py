@@ -32,6 +32,8 @@ import os
 import re
 import sys
 
+# the tests leave the tree as they found it: no __pycache__
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from waitpkg_outcome import fields, outcome  # noqa: E402
 
