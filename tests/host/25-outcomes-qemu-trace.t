@@ -32,7 +32,7 @@ import re, sys
 log, trace, lib = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.dont_write_bytecode = True
 sys.path.insert(0, lib)
-from waitpkg_outcome import fields, outcome
+from waitpkg_outcome import WITHIN, fields, outcome
 runs = []
 for line in open(log, errors="replace"):
     m = re.match(r"# outcomes ([a-z]+): caps (.*)$", line.rstrip())
@@ -51,9 +51,9 @@ for line in open(trace, errors="replace"):
     for n, (label, r) in enumerate(runs):
         if r["tsc_begin"] <= ts <= r["tsc_end"]:
             counts[n][out] += 1
-            # far is past, farearly early, and counted apart as well
-            if out in ("far", "farearly"):
-                counts[n][{"far": "past", "farearly": "early"}[out]] += 1
+            # far and farearly are counted apart and as past and early
+            if out in WITHIN:
+                counts[n][WITHIN[out]] += 1
 for n, (label, r) in enumerate(runs):
     t = counts[n]
     waits = t["capped"] + t["deadline"] + t["early"] + t["past"]

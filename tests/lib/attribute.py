@@ -35,7 +35,7 @@ import sys
 # the tests leave the tree as they found it: no __pycache__
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from waitpkg_outcome import fields, outcome  # noqa: E402
+from waitpkg_outcome import WITHIN, fields, outcome  # noqa: E402
 
 log, trace = sys.argv[1], sys.argv[2]
 LIBS = {"tbb": "libtbb.so.12", "omp": "libomp.so.5", "dpdk": "librte_eal.so.23"}
@@ -140,10 +140,8 @@ for label in order:
         o = outs.setdefault(key, dict(capped=0, deadline=0, early=0, past=0, far=0, other=0,
                                           farearly=0))
         o[out] += 1
-        if out == "far":
-            o["past"] += 1
-        if out == "farearly":
-            o["early"] += 1
+        if out in WITHIN:
+            o[WITHIN[out]] += 1
         total += 1
         capped += cf
     # caps' rows; a site whose waits the trace saw nowhere in the target

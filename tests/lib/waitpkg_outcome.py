@@ -13,6 +13,8 @@ FAR = 1 << 33
 # early: its probe would have to run over 8 ms late at up to 8 GHz to see
 # the deadline passed
 FAR_EARLY = 1 << 26
+# the outcome a far or farearly wait also counts as
+WITHIN = {"far": "past", "farearly": "early"}
 
 
 def fields(s):
@@ -23,7 +25,8 @@ def fields(s):
 
 def outcome(f):
     """capped, deadline, early, past or other; far for a past wait and
-    farearly for an early one that caps must call so (FAR, FAR_EARLY)."""
+    farearly for an early one that caps must call so (FAR, FAR_EARLY;
+    each also counts as the outcome WITHIN names)."""
     start, dl = int(f["tsc_start"], 16), int(f["deadline"], 16)
     out = OUTCOME.get(f["reason"], "other") if f["cf"] == "0" else "capped"
     # a deadline behind at the start makes the wait past, whatever the
