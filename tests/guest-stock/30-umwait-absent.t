@@ -34,4 +34,16 @@ umwait_log=$(dmesg | grep -v 'ommand line:' | grep -i -e umwait -e 'MSR.*0xe1')
 is "$umwait_log" "" "the kernel log says nothing about umwait or MSR 0xe1 (but the command line)"
 bad=$(dmesg | grep -E 'WARNING:|BUG:|Call Trace' | head -3)
 is "$bad" "" "the kernel log has no WARNING, BUG or call trace"
+# the series' kselftest (tests/guest/36-umwait-kselftest.t runs it where it
+# must pass) skips here with the kselftest SKIP code and says why
+if [ -x /lab/kselftest/run_kselftest.sh ]; then
+	out=$(cd /lab/kselftest && ./run_kselftest.sh 2>&1)
+	echo "$out" | sed 's/^/# /'
+	is "$(echo "$out" | grep -E '^(not )?ok [0-9]+ selftests: ')" "ok 1 selftests: umwait: umwait_control # SKIP" \
+		"kselftest umwait_control: SKIP (exit code 4) without WAITPKG"
+	is "$(echo "$out" | grep -c '^# 1\.\.0 # SKIP no /sys/devices/system/cpu/umwait_control: the CPU has no WAITPKG$')" 1 \
+		"kselftest umwait_control: it runs no check and names the missing WAITPKG"
+else
+	fail "kselftest umwait_control: SKIP without WAITPKG" "no /lab/kselftest/run_kselftest.sh (the kernel build installs it)"
+fi
 done_testing

@@ -39,37 +39,43 @@ for g in $golden/*.format; do
 	fi
 done
 
-# 2. the debugfs file: mode, owner, one line per possible CPU
+# 2. the debugfs file: mode, owner, one line per online CPU (possible CPUs
+#    that are not present, and offline ones, have none)
 check "$dbg exists" test -f $dbg
 is "$(stat -c '%a %U' $dbg)" "400 root" "$dbg is mode 0400, owned by root"
 possible=$(cat /sys/devices/system/cpu/possible)
 nposs=$(( ${possible#*-} + 1 ))
-is "$(wc -l <$dbg)" $((nposs + 1)) "one line for the cache and one per possible CPU ($possible)"
-is "$(sed -n 1p $dbg)" "cached 0x000186a0 max_time=100000 c02=1" "first line: the cached default"
-bad=$(sed 1d $dbg | grep -vE '^cpu[0-9]+ (0x[0-9a-f]{8} max_time=[0-9]+ c02=[01] (ok|MISMATCH)|offline)$')
+is "$(wc -l <$dbg)" $((cpus + 1)) "one line for the cache and one per online CPU ($cpus; possible: $possible)"
+is "$(sed -n 1p $dbg)" "cached 0x000186a0 max_time=100000 c02=on" "first line: the cached default"
+bad=$(sed 1d $dbg | grep -vE '^cpu[0-9]+ 0x[0-9a-f]{8} max_time=[0-9]+ c02=(on|off) (ok|MISMATCH)$')
 is "$bad" "" "every CPU line has the documented format"
 got= want=
 for n in $(seq 0 $((cpus - 1))); do
-	got="$got|$(grep "^cpu$n " $dbg)" want="$want|cpu$n 0x000186a0 max_time=100000 c02=1 ok"
+	got="$got|$(grep "^cpu$n " $dbg)" want="$want|cpu$n 0x000186a0 max_time=100000 c02=on ok"
 done
 n=$cpus
 while [ $n -lt "$nposs" ]; do
 	# possible, not present
-	got="$got|$(grep "^cpu$n " $dbg)" want="$want|cpu$n offline"
+	got="$got|$(grep -c "^cpu$n " $dbg)" want="$want|0"
 	n=$((n + 1))
 done
-is "$got" "$want" "each CPU's line: the default on every present CPU, offline on the others"
+is "$got" "$want" "each CPU's line: the default on every online CPU, no line for the others"
+last=$((cpus - 1))
+echo 0 >/sys/devices/system/cpu/cpu$last/online
+is "$(wc -l <$dbg) $(grep -c "^cpu$last " $dbg)" "$cpus 0" "cpu$last offline: its line is gone, the others stay"
+echo 1 >/sys/devices/system/cpu/cpu$last/online
+is "$(grep "^cpu$last " $dbg)" "cpu$last 0x000186a0 max_time=100000 c02=on ok" "cpu$last back online: listed again, holding the default"
 
 # 3. each MSR is read on its CPU, not taken from the cache: change one behind the
 #    kernel's back through /dev/cpu/1/msr
 check "msr write 1 0xe1 0x61a80" msr write 1 0xe1 0x61a80
-is "$(grep '^cpu1 ' $dbg)" "cpu1 0x00061a80 max_time=400000 c02=1 MISMATCH" "cpu1 shows its own value: MISMATCH"
-is "$(grep '^cpu0 ' $dbg)" "cpu0 0x000186a0 max_time=100000 c02=1 ok" "cpu0 still ok"
-is "$(sed -n 1p $dbg)" "cached 0x000186a0 max_time=100000 c02=1" "the cache is unchanged"
+is "$(grep '^cpu1 ' $dbg)" "cpu1 0x00061a80 max_time=400000 c02=on MISMATCH" "cpu1 shows its own value: MISMATCH"
+is "$(grep '^cpu0 ' $dbg)" "cpu0 0x000186a0 max_time=100000 c02=on ok" "cpu0 still ok"
+is "$(sed -n 1p $dbg)" "cached 0x000186a0 max_time=100000 c02=on" "the cache is unchanged"
 check "msr write 1 0xe1 0x186a1" msr write 1 0xe1 0x186a1
-is "$(grep '^cpu1 ' $dbg)" "cpu1 0x000186a1 max_time=100000 c02=0 MISMATCH" "a C0.2 difference alone is a MISMATCH"
+is "$(grep '^cpu1 ' $dbg)" "cpu1 0x000186a1 max_time=100000 c02=off MISMATCH" "a C0.2 difference alone is a MISMATCH"
 check "msr write 1 0xe1 0x186a0 (restore)" msr write 1 0xe1 0x186a0
-is "$(grep '^cpu1 ' $dbg)" "cpu1 0x000186a0 max_time=100000 c02=1 ok" "cpu1 ok again"
+is "$(grep '^cpu1 ' $dbg)" "cpu1 0x000186a0 max_time=100000 c02=on ok" "cpu1 ok again"
 
 # 4. only root can read it: with the debugfs root opened up (mode 0755), the
 #    file's own mode must keep an unprivileged user out

@@ -39,12 +39,59 @@ static const struct argp_option opts[] = {
 };
 
 /*
+ * The CPU lines of @v (@n of them) merged with the present CPUs: one entry
+ * per present CPU in its order, those @v does not list as offline, then any
+ * listed CPU that is not present.  Frees @v; returns the count or -ENOMEM.
+ */
+static int add_unlisted_cpus(struct cpu_val **vp, int n)
+{
+	struct cpu_val *v = *vp, *all;
+	int i, j, m = 0, nr, *present = NULL;
+	bool *used;
+
+	nr = parse_cpulist("/sys/devices/system/cpu/present", &present);
+	if (nr <= 0) {
+		free(present);
+		return n;
+	}
+	all = calloc(nr + n, sizeof(*all));
+	used = calloc(n + 1, sizeof(*used));
+	if (!all || !used) {
+		free(all);
+		free(used);
+		free(present);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < n && v[j].cpu != present[i]; j++)
+			;
+		if (j < n) {
+			all[m++] = v[j];
+			used[j] = true;
+			continue;
+		}
+		all[m] = (struct cpu_val){ .cpu = present[i] };
+		snprintf(all[m++].err, sizeof(all->err), "offline");
+	}
+	for (j = 0; j < n; j++)
+		if (!used[j])
+			all[m++] = v[j];
+	free(used);
+	free(present);
+	free(v);
+	*vp = all;
+	return m;
+}
+
+/*
  * The series' debugfs file (Documentation/ABI/testing/debugfs-umwait):
- *   cached 0x000186a0 max_time=100000 c02=1
- *   cpu0 0x000186a0 max_time=100000 c02=1 ok      (or MISMATCH)
- *   cpu1 offline                                  (or "error -5")
- * The comparison is made here, so both sources are judged alike; the
- * cached line, read under the same locks as the CPU lines, goes to *cached.
+ *   cached 0x000186a0 max_time=100000 c02=on
+ *   cpu0 0x000186a0 max_time=100000 c02=on ok     (or MISMATCH)
+ * one line per online CPU (the series' v2 also listed "cpu1 offline", and
+ * printed c02=1/0; both are read).  Present CPUs it does not list are
+ * offline.  The comparison is made here, so both sources are judged alike;
+ * the cached line, read under the same locks as the CPU lines, goes to
+ * *cached.
  */
 static int read_debugfs(struct cpu_val **out, uint64_t *cached)
 {
@@ -89,6 +136,8 @@ static int read_debugfs(struct cpu_val **out, uint64_t *cached)
 		n++;
 	}
 	fclose(f);
+	if (n > 0)
+		n = add_unlisted_cpus(&v, n);
 	*out = v;
 	return n;
 }

@@ -1,0 +1,66 @@
+#!/bin/bash
+# Resume from suspend to RAM with the kernel's msr:write_msr event on: the
+# reproducer of the bug that the kernel series' first patch fixes (x86/power:
+# __restore_processor_state() wrote MSR_IA32_MISC_ENABLE and EFER with the
+# traced wrmsrl() before the GS base, and with it per-CPU data, was back).
+# The same guest command runs on three kernels:
+#  - base, Debian's 6.1 without the series: the positive control. It must
+#    fail the way the bug fails: the first resume never returns and the
+#    machine resets (QEMU reports SHUTDOWN guest-reset after its WAKEUP, as
+#    -no-reboot turns the triple fault into one), with no panic on the
+#    console. If this ever passes, the reproducer no longer reproduces, and
+#    the check of the fixed kernels below proves nothing: it fails.
+#  - 6.1 and 6.12 with the series: three cycles resume, every CPU comes
+#    back, and each cycle's trace holds the restore's own traced write of
+#    MSR_GS_BASE on cpu0 (the first write after the GS base is back).
+. "$(dirname "$0")/../lib/tap.sh"
+top=$(cd "$(dirname "$0")/.." && pwd)/..
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# shellcheck disable=SC2016
+cmd='t=/sys/kernel/tracing
+echo 0 >$t/events/msr/write_msr/filter
+echo 1 >$t/events/msr/write_msr/enable
+echo "s3: write_msr $(cat $t/events/msr/write_msr/enable) cpus $(cat /sys/devices/system/cpu/online)"
+for i in 1 2 3; do
+	echo >$t/trace
+	echo "s3: cycle $i suspending"
+	echo mem >/sys/power/state || exit 1
+	echo "s3: cycle $i resumed: cpus $(cat /sys/devices/system/cpu/online) gs_base $(grep -F "[000]" $t/trace | grep -c " write_msr: c0000101,")"
+done'
+
+# s3 KERNEL: run the reproducer on KERNEL; its stdout in $out, stderr in $err, status in $rc
+s3() {
+	out=$("$top/vm/run" --no-build --kernel "$1" --smp 4 --timeout 300 --append no_console_suspend \
+		-- "$cmd" 2>"$tmp/err")
+	rc=$?
+	err=$(cat "$tmp/err")
+	echo "$out" | sed "s/^/# $1: /"
+}
+
+s3 base
+diag "base: expected to fail: Debian's 6.1 without the fix resets on the first resume"
+is "$rc" 125 "base: vm/run reports that the guest stopped without finishing (exit 125)"
+is "$(echo "$out" | sed -n 1p)" "s3: write_msr 1 cpus 0-3" "base: msr:write_msr is on before the suspend"
+is "$(echo "$out" | grep -c '^s3: cycle 1 suspending$') $(echo "$out" | grep -c 'resumed')" "1 0" \
+	"base: the first suspend started, and no resume came back"
+is "$(echo "$err" | grep '^vm/run: QEMU.s power events: ')" \
+	"vm/run: QEMU's power events: SUSPEND, WAKEUP, SHUTDOWN guest-reset" \
+	"base: QEMU woke the guest, which then reset itself (a triple fault under -no-reboot)"
+is "$(echo "$err" | grep -c 'Kernel panic\|BUG:\|Oops')" 0 "base: no panic or oops on the console: the CPU faulted before the kernel could say anything"
+
+for k in 6.1 6.12; do
+	s3 $k
+	is "$rc" 0 "$k: the command finished (exit 0)"
+	want="s3: write_msr 1 cpus 0-3"
+	for i in 1 2 3; do
+		want="$want|s3: cycle $i suspending|s3: cycle $i resumed: cpus 0-3 gs_base 1"
+	done
+	is "$(echo "$out" | tr '\n' '|' | sed 's/|$//')" "$want" \
+		"$k: three resumes with msr:write_msr on, all 4 CPUs back, each trace holds cpu0's MSR_GS_BASE restore"
+	if [ "$rc" != 0 ]; then
+		echo "$err" | tail -n 12 | sed 's/^/#   /'
+	fi
+done
+done_testing
