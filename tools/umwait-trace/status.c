@@ -39,15 +39,14 @@ static const struct argp_option opts[] = {
 };
 
 /*
- * The CPU lines of @v (@n of them) merged with the present CPUs: one entry
- * per present CPU in its order, those @v does not list as offline, then any
- * listed CPU that is not present.  Frees @v; returns the count or -ENOMEM.
+ * The CPU lines of @v (@n of them, in CPU order as the file lists them)
+ * merged with the present CPUs (in order too): a present CPU @v does not
+ * list is offline.  Frees @v; returns the count or -ENOMEM.
  */
 static int add_unlisted_cpus(struct cpu_val **vp, int n)
 {
 	struct cpu_val *v = *vp, *all;
-	int i, j, m = 0, nr, *present = NULL;
-	bool *used;
+	int i = 0, j = 0, m = 0, nr, *present = NULL;
 
 	nr = parse_cpulist("/sys/devices/system/cpu/present", &present);
 	if (nr <= 0) {
@@ -55,28 +54,20 @@ static int add_unlisted_cpus(struct cpu_val **vp, int n)
 		return n;
 	}
 	all = calloc(nr + n, sizeof(*all));
-	used = calloc(n + 1, sizeof(*used));
-	if (!all || !used) {
-		free(all);
-		free(used);
+	if (!all) {
 		free(present);
 		return -ENOMEM;
 	}
-	for (i = 0; i < nr; i++) {
-		for (j = 0; j < n && v[j].cpu != present[i]; j++)
-			;
-		if (j < n) {
-			all[m++] = v[j];
-			used[j] = true;
+	while (i < nr || j < n) {
+		if (j < n && (i == nr || v[j].cpu <= present[i])) {
+			if (i < nr && v[j].cpu == present[i])
+				i++;
+			all[m++] = v[j++];
 			continue;
 		}
-		all[m] = (struct cpu_val){ .cpu = present[i] };
+		all[m] = (struct cpu_val){ .cpu = present[i++] };
 		snprintf(all[m++].err, sizeof(all->err), "offline");
 	}
-	for (j = 0; j < n; j++)
-		if (!used[j])
-			all[m++] = v[j];
-	free(used);
 	free(present);
 	free(v);
 	*vp = all;
