@@ -33,11 +33,8 @@ w1() {
 		fi
 		is "$errors" 0 "$name: $p: $objs build with W=1 and Debian's config"
 		is "$warnings" 0 "$name: $p: $objs: no new warning with W=1"
-		if [ "$warnings$errors" != 00 ]; then
-			sed 's#^.*/src/##' "$dir/log/new.$n" | head -10 | sed 's/^/#   /'
-		fi
 		is "$sparse" 0 "$name: $p: $objs: no new sparse report (C=1)"
-		if [ "$sparse" != 0 ]; then
+		if [ "$warnings$errors$sparse" != 000 ]; then
 			sed 's#^.*/src/##' "$dir/log/new.$n" | head -10 | sed 's/^/#   /'
 		fi
 	done <"$dir/result"
