@@ -39,7 +39,7 @@ client_caps() {
 	echo "$_mt" >$_cl_ctl/max_time
 	ut_start $_cl_tmp/caps.out caps ${CAPS_ARGS:-} "$_lib" || return 1
 	# a generous bound: a client that hangs fails its run, not the suite
-	timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
+	busybox timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
 	_rc=$?
 	client_exited
 	ut_stop
@@ -74,7 +74,7 @@ client_bare() {
 	_mt=$1 _label=$2
 	shift 2
 	echo "$_mt" >$_cl_ctl/max_time
-	timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
+	busybox timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
 	_rc=$?
 	client_exited
 	is "$_rc" 0 "$_label: the client ran to its end without caps (exit 0)"
