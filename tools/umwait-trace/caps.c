@@ -30,6 +30,7 @@
 #include "umwait-trace.h"
 #include "umwait-trace.skel.h"
 #include "caps.h"
+#include "openmetrics.h"
 #include "residency.h"
 #include "scan.h"
 #include "ut.h"
@@ -190,7 +191,7 @@ static void metrics_written(int err)
 	static bool failing;
 
 	if (err && !failing)
-		warn_msg("the metrics could not be written: trying again each interval");
+		warn_msg("%s: trying again each interval", om_error());
 	else if (!err && failing)
 		warn_msg("the metrics are written again");
 	failing = err;

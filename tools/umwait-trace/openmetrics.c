@@ -21,6 +21,9 @@
  * name does not end in .prom, so the collector never reads it.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +36,23 @@ struct out {
 	char *tmp;	/* NULL: stdout */
 };
 
+/* why the last exposition could not be written (om_error) */
+static char why[PATH_MAX + 128];
+
+static void om_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+}
+
+const char *om_error(void)
+{
+	return why;
+}
+
 static int out_open(struct out *o)
 {
 	int fd;
@@ -43,18 +63,18 @@ static int out_open(struct out *o)
 		return 0;
 	if (asprintf(&o->tmp, "%s.tmp.XXXXXX", env.output) < 0) {
 		o->tmp = NULL;
-		die_msg("out of memory");
+		om_fail("out of memory");
 		return EXIT_TROUBLE;
 	}
 	fd = mkstemp(o->tmp);
 	if (fd < 0) {
-		die_msg("cannot create %s: %s", o->tmp, strerror(errno));
+		om_fail("cannot create %s: %s", o->tmp, strerror(errno));
 		free(o->tmp);
 		return EXIT_TROUBLE;
 	}
 	/* mkstemp makes it 0600: the exporter runs as another user */
 	if (fchmod(fd, 0644) || !(o->f = fdopen(fd, "w"))) {
-		die_msg("cannot write %s: %s", o->tmp, strerror(errno));
+		om_fail("cannot write %s: %s", o->tmp, strerror(errno));
 		close(fd);
 		unlink(o->tmp);
 		free(o->tmp);
@@ -76,7 +96,7 @@ static int out_close(struct out *o)
 	if (!err && rename(o->tmp, env.output))
 		err = -1;
 	if (err) {
-		die_msg("cannot write %s: %s", env.output, strerror(errno));
+		om_fail("cannot write %s: %s", env.output, strerror(errno));
 		unlink(o->tmp);
 	}
 	free(o->tmp);
@@ -337,5 +357,9 @@ static void render_status(FILE *f, const void *arg)
 
 int om_status(const struct om_status *s)
 {
-	return om_write(render_status, s);
+	int err = om_write(render_status, s);
+
+	if (err)
+		die_msg("%s", why);
+	return err;
 }

@@ -49,8 +49,14 @@ struct om_status {
 	int unknown;		/* online CPUs whose value could not be read */
 };
 
-/* Write one exposition to env.output (atomically) or stdout; 0 or EXIT_TROUBLE. */
+/*
+ * Write one exposition to env.output (atomically) or stdout; 0 or
+ * EXIT_TROUBLE.  om_status says why it failed on stderr; om_caps leaves
+ * that to its caller (om_error), which runs it each interval.
+ */
 int om_caps(const struct om_caps *c);
 int om_status(const struct om_status *s);
+/* why the last om_caps or om_status failed */
+const char *om_error(void);
 
 #endif /* UT_OPENMETRICS_H */
