@@ -118,6 +118,123 @@ if ut_start $tmp/caps.out caps $tl; then
 	print_file om-caps-om $tmp/caps.om.last
 fi
 
+# A program whose name holds what labels and JSON strings must escape or
+# replace: spaces (in its directory too), double quotes, a backslash, a byte
+# that is no UTF-8 (0xff) and two-byte characters, so that the 15 bytes of
+# its comm cut the second of them in two. Two processes of it, one after the
+# other, under caps as Prometheus text (per site), as OpenMetrics (--per-pid)
+# and as JSON; the file after each process goes to the log for
+# tests/host/45, which serves both in turn to a real Prometheus.
+odd_dir="$tmp/odd dir"
+mkdir -p "$odd_dir"
+odd="$odd_dir/$(printf 'tl "q" \\ \377 x\303\251\303\251\303\251')"
+cp $tl "$odd"
+fffd=$(printf '\357\277\275')
+# what the labels must say: 0xff and the cut character as U+FFFD, " and \ escaped
+want_exe=$(printf 'tl \\"q\\" \\\\ %s x\303\251\303\251\303\251' "$fffd")
+want_file="$tmp/odd dir/$want_exe"
+want_comm=$(printf 'tl \\"q\\" \\\\ %s x\303\251%s' "$fffd" "$fffd")
+oddrun() {
+	"$odd" -i tpause -n "$1" -c 1000000 >$tmp/odd.run 2>&1
+	sed -n 's/^tpause-loop: .*waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/p' $tmp/odd.run
+}
+# occurrences STRING: how often STRING occurs in the input, as bytes
+occurrences() {
+	S="$1" awk '{ while ((i = index($0, ENVIRON["S"])) > 0) { n++; $0 = substr($0, i + length(ENVIRON["S"])) } } END { print n + 0 }'
+}
+# until_series FILE WAITS: until FILE's umwait_waits_total add up to WAITS (60 s at most)
+until_series() {
+	_i=0
+	until [ "$(series umwait_waits_total "$1" 2>/dev/null)" = "$2" ] || [ $_i -ge 600 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+}
+if ut_start $tmp/oddp.out caps --format prometheus -o $om/odd.prom "$odd" 1; then
+	p_pid=$ut_pid
+	ut_start $tmp/oddo.out caps --format openmetrics --per-pid -o $tmp/odd.om "$odd" 1 && o_pid=$ut_pid
+	ut_start $tmp/oddj.out caps --json "$odd" && j_pid=$ut_pid
+	set -- $(oddrun 20)
+	w1=${1:-0} c1=${2:-0}
+	until_series $om/odd.prom $w1
+	cp $om/odd.prom $tmp/odd1.prom
+	set -- $(oddrun 30)
+	w2=${1:-0} c2=${2:-0}
+	until_series $om/odd.prom $((w1 + w2))
+	until_series $tmp/odd.om $((w1 + w2))
+	cp $om/odd.prom $tmp/odd2.prom
+	cp $tmp/odd.om $tmp/odd2.om
+	for p in $p_pid ${o_pid:-} ${j_pid:-}; do
+		ut_stop $p
+	done
+	is "$w1 $w2" "20 30" "odd name: its two processes ran 20 and 30 TPAUSEs"
+	cmp_ok "$c2" -gt 0 "odd name: max_time capped some of the second's (the host's rate is not 0)"
+	is "$(series umwait_waits_total $tmp/odd1.prom) $(series umwait_capped_total $tmp/odd1.prom)" "$w1 $c1" \
+		"odd name, prometheus: after the first process, its counts"
+	sel="exe=\"$want_exe\",file=\"$want_file\","
+	is "$(grep -F "umwait_capped_total{$sel" $tmp/odd2.prom | grep -F 'insn="tpause"} ' | awk '{ print $NF }')" \
+		$((c1 + c2)) \
+		"odd name, prometheus: one TPAUSE series whose exe and file labels hold \\\" and \\\\ escaped, 0xff as U+FFFD, and count both processes"
+	is "$(grep -F "umwait_waits_total{pid=" $tmp/odd2.om | grep -cF "comm=\"$want_comm\",$sel")" 2 \
+		"odd name, openmetrics --per-pid: each process's comm label has the character its 15 bytes cut as U+FFFD"
+	json=$(grep '"type": "total"' $tmp/oddj.out)
+	is "$(echo "$json" | occurrences "\"comm\": \"$want_comm\", \"file\": \"$want_file\"")" 2 \
+		"odd name, JSON: each process's comm and file strings escaped the same way"
+	echo "om-expect| odd w1=$w1 c1=$c1 w2=$w2 c2=$c2 dir=$tmp"
+	print_file om-odd1 $tmp/odd1.prom
+	print_file om-odd2 $tmp/odd2.prom
+	print_file om-odd-om $tmp/odd2.om
+	echo "om-odd-json| $json"
+fi
+rm -rf "$odd_dir"
+
+# A full file system under -o: caps says so once, tries again each interval,
+# and loses no count: once there is room, the file has every wait. The
+# clock is a second caps writing to where there is room: each of its
+# intervals renames a new file (inode) into place.
+# until_writes FILE N: until FILE has been replaced N times (60 s at most)
+until_writes() {
+	_i=0
+	_n=0
+	_ino=$(stat -c %i "$1" 2>/dev/null)
+	while [ $_n -lt "$2" ] && [ $_i -lt 600 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+		_now=$(stat -c %i "$1" 2>/dev/null)
+		[ "$_now" != "$_ino" ] && { _n=$((_n + 1)); _ino=$_now; }
+	done
+	[ $_n -ge "$2" ]
+}
+full=$tmp/full
+mkdir $full
+mount -t tmpfs -o size=64k,mode=0755 full $full
+dd if=/dev/zero of=$full/fill bs=4k 2>/dev/null
+if ut_start $tmp/full.out caps --format prometheus -o $full/caps.prom $tl 1; then
+	f_pid=$ut_pid
+	ut_start $tmp/clock.out caps --format prometheus -o $om/clock.prom $tl 1 && c_pid=$ut_pid
+	$tl -i tpause -n 40 -c 1000000 >$tmp/full.run 2>&1
+	set -- $(sed -n 's/^tpause-loop: .*waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/p' $tmp/full.run)
+	fw=${1:-0} fc=${2:-0}
+	wait_for $tmp/full.out.err 'trying again each interval'
+	check "full: the clock caps wrote its file three more times meanwhile" until_writes $om/clock.prom 3
+	is "$(cat $tmp/full.out.err | sed -n '/^Attached/!p')" \
+		"umwait-trace: warning: cannot write $full/caps.prom: No space left on device: trying again each interval" \
+		"full: one line on stderr for the failed writes of several intervals, however many"
+	check "full: caps still runs" kill -0 $f_pid
+	is "$(ls $full)" fill "full: no file left behind by the failed writes"
+	rm $full/fill
+	wait_for $tmp/full.out.err 'written again'
+	is "$(tail -n 1 $tmp/full.out.err)" "umwait-trace: warning: the metrics are written again" \
+		"full: once there is room, one line says the metrics are written again"
+	until_series $full/caps.prom $fw
+	is "$(series umwait_waits_total $full/caps.prom) $(series umwait_capped_total $full/caps.prom)" "$fw $fc" \
+		"full: the first file written has every wait and capped wait of the run ($fw, $fc) that ran while none could be"
+	ut_stop $f_pid
+	is "$ut_rc" 0 "full: caps exits 0 on Ctrl-C"
+	[ -n "${c_pid:-}" ] && ut_stop $c_pid
+fi
+umount $full
+
 # status with cpu2 changed behind the kernel's back: prometheus, openmetrics and JSON
 msr write 2 0xe1 0x61a81
 umwait-trace status --format prometheus -o $om/status.prom
