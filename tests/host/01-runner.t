@@ -85,4 +85,37 @@ check "run-guest: what the hung file started in the background is killed too" \
 		s=$(cut -d" " -f3 "/proc/$1/stat" 2>/dev/null); [ -z "$s" ] || [ "$s" = Z ]' - "$child"
 is "$(printf '%s\n' "1..1" "ok 1" | counts x; printf '1..1\nnot ok - a.t was still running\n# exit: 137\n' | counts hung)" "$(printf '1 0 0\n0 1 0')" \
 	"tally: a killed file's line and its exit count as one failure"
+# ut_start (tests/lib/guest.sh) is back once this run's tracer says it is
+# attached, never on the last run's "Attached" left in a reused stderr file.
+# That was the 6.12 "tracer hung in epoll_wait": ut_stop's SIGINT came
+# before the tracer had started, a background job starts with SIGINT
+# ignored, the kernel dropped it, and the tracer ran on until killed. The
+# stand-in tracer leaves a mark before it says it is attached; its stdout
+# is a FIFO nobody reads for a second, so the shell that starts it blocks
+# in opening it, before it has truncated the stderr file: the race a
+# loaded guest lost, made certain.
+cat >"$tmp/fake-ut" <<'EOF'
+#!/bin/sh
+sleep 1
+: >"$FAKE_MARK"
+echo "Attached 1 probe (this run)" >&2
+exec sleep 30
+EOF
+chmod +x "$tmp/fake-ut"
+echo "Attached 1 probe (the last run)" >"$tmp/ut.err"
+mkfifo "$tmp/ut"
+(sleep 1 && cat "$tmp/ut" >/dev/null) 2>/dev/null &
+reader=$!
+got=$(
+	fail() { echo "ut_start failed: $1"; }
+	. "$top/tests/lib/guest.sh"
+	export FAKE_MARK=$tmp/mark UT_BIN=$tmp/fake-ut
+	ut_start "$tmp/ut" caps x
+	if [ -e "$tmp/mark" ]; then echo "this run's line"; else echo "the last run's line"; fi
+	kill "$ut_pid"
+)
+kill $reader 2>/dev/null
+wait $reader 2>/dev/null
+is "$got" "this run's line" "ut_start: back on this run's 'Attached', not on one a reused stderr file still holds"
+
 done_testing

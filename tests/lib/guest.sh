@@ -65,6 +65,11 @@ ut_wait() {
 			"still running after 300 s: state $(cut -d' ' -f3 /proc/$_pid/stat), wchan $(cat /proc/$_pid/wchan 2>/dev/null)"
 		grep -E '^(Threads|Sig|Shd)' /proc/$_pid/status 2>/dev/null | sed 's/^/#   /'
 		cat /proc/$_pid/stack 2>/dev/null | sed 's/^/#   /'
+		# still waking (its poll's timeout fires: the SIGINT was lost) or
+		# not (its timer is dead): the context switches 1 s apart
+		_cs=$(sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/$_pid/status)
+		sleep 1
+		echo "#   voluntary_ctxt_switches: $_cs, 1 s later $(sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/$_pid/status)"
 		kill -KILL $_pid
 	fi
 	wait $_pid
