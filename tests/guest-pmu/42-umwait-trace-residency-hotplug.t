@@ -1,6 +1,10 @@
 # umwait-trace caps' residency across CPU hotplug: a CPU offline when caps
 # starts is skipped and said so (the others are counted); a CPU taken offline
-# during the run is reported, never shown as 0%, and left out of the sum.
+# during the run is reported, never shown as 0%, and left out of the sum; one
+# that comes back online is counted again from the next interval, its totals
+# carried across the gap. And caps reads every CPU's counters from where it
+# runs: it never moves onto another CPU (which would preempt what runs there
+# each interval, as a DPDK poll loop on an isolated core).
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
 . /lab/tests/lib/residency.sh
@@ -52,6 +56,55 @@ is "$(grep -c '^0-1,3 .*%.* sum$' $tmp/tot.out)" 1 "the totals' sum is of CPUs 0
 for c in 0 1 3; do
 	is "$(res_row $tmp/tot.out $c | grep -c '%')" 1 "CPU $c is still counted"
 done
+
+# CPU 2 goes offline after the first interval and comes back two later
+ut_start $tmp/back.out caps $RES_SITES 1
+res_until $tmp/back.out '^C0.x residency, system-wide' 1 || fail "caps prints its first residency block"
+echo 0 >$cpu_dir/cpu2/online
+n=$(grep -c '^C0.x residency, system-wide' $tmp/back.out)
+res_until $tmp/back.out '^2 .*not counted: read failed: offline since' 1 ||
+	fail "caps reports CPU 2 offline"
+echo 1 >$cpu_dir/cpu2/online
+res_until $tmp/back.out '^2 .*back online at' 1 || fail "caps says CPU 2 is back"
+n=$(grep -c '^C0.x residency, system-wide' $tmp/back.out)
+res_until $tmp/back.out '^C0.x residency, system-wide' $((n + 1)) || fail "caps prints the next interval"
+ut_stop
+is "$ut_rc" 0 "back: caps exits 0"
+row=$(grep '^2 .*back online at' $tmp/back.out | head -n 1)
+case "$row" in
+"2 "*" - "*"not counted: back online at "[0-2][0-9]:[0-5][0-9]:[0-5][0-9]", counted from the next interval") pass "back: the interval CPU 2 came back in says so, with no percentage" ;;
+*) fail "back: the interval CPU 2 came back in says so, with no percentage" "got: $row" ;;
+esac
+# the interval after: counted again, and in the sum
+sed -n "/back online at/,\$p" $tmp/back.out | sed '/^Totals since attach/,$d' >$tmp/after.out
+is "$(res_row $tmp/after.out 2 | grep -c '%')" 1 "back: CPU 2 is counted again in the next interval"
+cmp_ok "$(grep -c '^0-3 .*%.* sum$' $tmp/after.out)" -ge 1 "back: and in its sum (CPUs 0-3)"
+sed -n '/^Totals since attach/,$p' $tmp/back.out >$tmp/tot.out
+case "$(res_row $tmp/tot.out 2)" in
+*%*"back online at "*"(not counted while offline)") pass "back: the totals count CPU 2 before and after, and say it was not counted while offline" ;;
+*) fail "back: the totals count CPU 2 before and after, and say it was not counted while offline" "got: $(res_row $tmp/tot.out 2)" ;;
+esac
+
+# started on CPU 0 alone, caps never runs elsewhere: the kernel's own
+# sched_migrate_task events of umwait-trace, to any CPU but 0, are none
+t=/sys/kernel/tracing
+echo 0 >$t/tracing_on
+echo >$t/trace
+echo 'comm == "umwait-trace"' >$t/events/sched/sched_migrate_task/filter
+echo 1 >$t/events/sched/sched_migrate_task/enable
+echo 1 >$t/tracing_on
+taskset -c 0 umwait-trace caps $RES_SITES 1 >$tmp/pin.out 2>$tmp/pin.err &
+pin=$!
+res_until $tmp/pin.out '^C0.x residency, system-wide' 3 || fail "caps on CPU 0 prints three residency blocks"
+kill -INT $pin
+wait $pin
+echo 0 >$t/tracing_on
+echo 0 >$t/events/sched/sched_migrate_task/enable
+echo 0 >$t/events/sched/sched_migrate_task/filter
+is "$(res_row $tmp/pin.out 3 | grep -c '%')" 1 "caps on CPU 0 counts CPU 3 all the same"
+is "$(grep -c 'sched_migrate_task:.*dest_cpu=[1-9]' $t/trace)" 0 \
+	"caps on CPU 0 never moved to another CPU to read its counters (sched_migrate_task: $(grep -c 'sched_migrate_task:' $t/trace) events)"
+echo >$t/trace
 
 rm -rf $tmp
 done_testing

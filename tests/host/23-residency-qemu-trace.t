@@ -7,7 +7,7 @@
 # kernel's TPAUSE delays count too) are clipped to [B, E] and summed by the
 # state each wait really used.  caps' C0.1 and C0.2 shares must be those of
 # the trace within 2 percentage points (plus what tsc_err leaves uncertain:
-# caps reads each CPU on that CPU, so next to nothing).
+# the time the read's IPI took to reach that CPU and come back).
 . "$(dirname "$0")/../lib/tap.sh"
 
 log=${LAB_RESULTS:-}/guest-pmu.log

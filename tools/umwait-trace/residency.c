@@ -18,13 +18,19 @@
  * and running: a group that shared the counters with other perf users is
  * scaled (and said so), one that never ran is "not counted", a CPU that was
  * offline at the start is skipped and one whose read fails (it went offline)
- * is reported, never shown as 0%.  The counts are system-wide: every process
- * on the counted CPUs, not only the traced ones.
+ * is reported, never shown as 0%; once it is back online its group is
+ * opened again and counts from the next interval, its totals carried
+ * across the gap.  The counts are system-wide: every process on the
+ * counted CPUs, not only the traced ones.
+ *
+ * caps reads each group from where it runs: the kernel gets a counting
+ * CPU's values with an IPI, a few microseconds there.  It never moves onto
+ * the CPU, which would preempt what runs there (the poll loop on an
+ * isolated core) for a context switch each interval.
  */
 #include <cpuid.h>
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +80,9 @@ struct rcpu {
 	bool skipped;		/* never opened, or its counters stopped: WHY says */
 	char why[96];
 	struct sample first, prev, cur;
+	struct sample carried;	/* v, enabled, running: counted before it went offline */
+	bool back_now;		/* opened again at this interval's read: BACK says when */
+	char back[64];
 };
 
 struct residency {
@@ -84,8 +93,7 @@ struct residency {
 	int nr;
 	struct rcpu *c;
 	uint64_t tsc_first, tsc_prev, tsc_cur;	/* TSC at the reads */
-	cpu_set_t home;		/* where caps runs between reads */
-	bool pin;		/* read each CPU's group on that CPU */
+	int type;		/* the core PMU's perf type */
 };
 
 static int perf_open(struct perf_event_attr *attr, int cpu, int group)
@@ -367,7 +375,7 @@ struct residency *residency_open(enum residency_mode mode)
 		return r;
 	}
 	r->available = true;
-	r->pin = !sched_getaffinity(0, sizeof(r->home), &r->home);
+	r->type = type;
 	residency_read(r);
 	r->tsc_first = r->tsc_prev = r->tsc_cur;
 	for (i = 0; i < r->nr; i++)
@@ -396,11 +404,19 @@ const char *residency_reason(const struct residency *r)
 	return r ? r->reason : "out of memory";
 }
 
-/* a failed read: the group is gone for good (Linux detaches it when the CPU goes offline) */
+/*
+ * A failed read: the group is gone (Linux detaches it when the CPU goes
+ * offline). What it counted until its last read is carried over.
+ */
 static void stop_cpu(struct rcpu *c, const char *what)
 {
 	char ts[32];
+	int e;
 
+	for (e = 0; e < NR_EV; e++)
+		c->carried.v[e] += c->cur.v[e] - c->first.v[e];
+	c->carried.enabled += c->cur.enabled - c->first.enabled;
+	c->carried.running += c->cur.running - c->first.running;
 	format_time(ts, sizeof(ts));
 	if (!cpu_online(c->cpu))
 		snprintf(c->why, sizeof(c->why), "read failed: offline since %s", ts);
@@ -417,10 +433,9 @@ void residency_read(struct residency *r)
 		uint64_t v[NR_EV];
 	} buf;
 	ssize_t n;
-	int i;
-
-	cpu_set_t one;
+	int i, bad;
 	uint64_t t0;
+	char ts[32], why[sizeof(r->c->why)];
 
 	if (!residency_available(r))
 		return;
@@ -428,17 +443,24 @@ void residency_read(struct residency *r)
 	for (i = 0; i < r->nr; i++) {
 		struct rcpu *c = &r->c[i];
 
-		if (c->skipped)
-			continue;
-		/*
-		 * On that CPU the read needs no IPI, and the TSC around it says
-		 * when the counts were taken (a busy vCPU may take long to answer one)
-		 */
-		if (r->pin) {
-			CPU_ZERO(&one);
-			CPU_SET(c->cpu, &one);
-			sched_setaffinity(0, sizeof(one), &one);
+		c->back_now = false;
+		if (c->skipped) {
+			/* back online: a new group, counting from this read */
+			if (!cpu_online(c->cpu))
+				continue;
+			memcpy(why, c->why, sizeof(why));
+			c->skipped = false;
+			if (open_cpu(c, r->type, &bad)) {
+				close_cpu(c);
+				c->skipped = true;
+				memcpy(c->why, why, sizeof(why));
+				continue;
+			}
+			format_time(ts, sizeof(ts));
+			snprintf(c->back, sizeof(c->back), "back online at %s", ts);
+			c->back_now = true;
 		}
+		/* the TSC around the read says when the counts were taken */
 		t0 = __rdtsc();
 		n = read(c->fd[0], &buf, sizeof(buf));
 		c->cur.tsc_err = (__rdtsc() - t0) / 2;
@@ -455,9 +477,9 @@ void residency_read(struct residency *r)
 		memcpy(c->cur.v, buf.v, sizeof(buf.v));
 		c->cur.enabled = buf.enabled;
 		c->cur.running = buf.running;
+		if (c->back_now)
+			c->first = c->prev = c->cur;
 	}
-	if (r->pin)
-		sched_setaffinity(0, sizeof(r->home), &r->home);
 }
 
 enum span_state {
@@ -465,12 +487,14 @@ enum span_state {
 	SPAN_SCALED,		/* the counters were shared: an estimate */
 	SPAN_NOT_COUNTED,	/* the group never ran */
 	SPAN_FAILED,		/* skipped or stopped: rcpu.why */
+	SPAN_BACK,		/* opened again at the interval's end: rcpu.back */
 };
 
 struct span {
 	enum span_state state;
 	uint64_t d[NR_EV];	/* scaled to the enabled time */
 	double running;		/* percent of the enabled time the group counted */
+	bool gap;		/* since attach, with a time offline in it */
 };
 
 static void span_of(const struct rcpu *c, bool since_open, struct span *s)
@@ -484,6 +508,15 @@ static void span_of(const struct rcpu *c, bool since_open, struct span *s)
 		s->state = SPAN_FAILED;
 		return;
 	}
+	if (c->back_now && !since_open) {
+		s->state = SPAN_BACK;
+		return;
+	}
+	if (since_open) {
+		en += c->carried.enabled;
+		run += c->carried.running;
+		s->gap = c->back[0];
+	}
 	if (!run) {
 		s->state = SPAN_NOT_COUNTED;
 		return;
@@ -491,7 +524,7 @@ static void span_of(const struct rcpu *c, bool since_open, struct span *s)
 	s->running = 100.0 * run / (en ? en : run);
 	s->state = run < en ? SPAN_SCALED : SPAN_COUNTED;
 	for (e = 0; e < NR_EV; e++) {
-		uint64_t d = c->cur.v[e] - b->v[e];
+		uint64_t d = c->cur.v[e] - b->v[e] + (since_open ? c->carried.v[e] : 0);
 
 		s->d[e] = run < en ? (uint64_t)((double)d * en / run) : d;
 	}
@@ -540,6 +573,9 @@ static const char *span_note(const struct rcpu *c, const struct span *s, char *b
 	case SPAN_FAILED:
 		snprintf(buf, len, "not counted: %s", c->why);
 		break;
+	case SPAN_BACK:
+		snprintf(buf, len, "not counted: %s, counted from the next interval", c->back);
+		break;
 	case SPAN_NOT_COUNTED:
 		snprintf(buf, len, "not counted: the group never got the counters (other perf users)");
 		break;
@@ -549,6 +585,13 @@ static const char *span_note(const struct rcpu *c, const struct span *s, char *b
 		break;
 	default:
 		buf[0] = '\0';
+	}
+	if (s->state <= SPAN_SCALED && s->gap) {
+		size_t at = strlen(buf);
+
+		/* since attach: the counts of before and since it was offline */
+		snprintf(buf + at, len - at, "%s%s (not counted while offline)", at ? "; " : "",
+			 c->back);
 	}
 	if (s->state <= SPAN_SCALED && !residency_consistent(s->d)) {
 		size_t at = strlen(buf);
@@ -681,10 +724,11 @@ bool residency_counts(const struct residency *r, int i, uint64_t d[RESIDENCY_NR_
 
 	if (c->skipped)
 		return false;
+	/* counters: what it counted before it went offline carries on */
 	for (e = 0; e < NR_EV; e++)
-		d[e] = c->cur.v[e] - c->first.v[e];
-	t[0] = c->cur.enabled - c->first.enabled;
-	t[1] = c->cur.running - c->first.running;
+		d[e] = c->carried.v[e] + c->cur.v[e] - c->first.v[e];
+	t[0] = c->carried.enabled + c->cur.enabled - c->first.enabled;
+	t[1] = c->carried.running + c->cur.running - c->first.running;
 	return true;
 }
 
