@@ -142,13 +142,9 @@ oddrun() {
 occurrences() {
 	S="$1" awk '{ while ((i = index($0, ENVIRON["S"])) > 0) { n++; $0 = substr($0, i + length(ENVIRON["S"])) } } END { print n + 0 }'
 }
-# until_series FILE WAITS: until FILE's umwait_waits_total add up to WAITS (60 s at most)
-until_series() {
-	_i=0
-	until [ "$(series umwait_waits_total "$1" 2>/dev/null)" = "$2" ] || [ $_i -ge 600 ]; do
-		_i=$((_i + 1))
-		sleep 0.1
-	done
+# waits_are FILE WAITS: whether FILE's umwait_waits_total add up to WAITS
+waits_are() {
+	[ "$(series umwait_waits_total "$1" 2>/dev/null)" = "$2" ]
 }
 if ut_start $tmp/oddp.out caps --format prometheus -o $om/odd.prom "$odd" 1; then
 	p_pid=$ut_pid
@@ -156,12 +152,12 @@ if ut_start $tmp/oddp.out caps --format prometheus -o $om/odd.prom "$odd" 1; the
 	ut_start $tmp/oddj.out caps --json "$odd" && j_pid=$ut_pid
 	set -- $(oddrun 20)
 	w1=${1:-0} c1=${2:-0}
-	until_series $om/odd.prom $w1
+	until_true 60 waits_are $om/odd.prom $w1
 	cp $om/odd.prom $tmp/odd1.prom
 	set -- $(oddrun 30)
 	w2=${1:-0} c2=${2:-0}
-	until_series $om/odd.prom $((w1 + w2))
-	until_series $tmp/odd.om $((w1 + w2))
+	until_true 60 waits_are $om/odd.prom $((w1 + w2))
+	until_true 60 waits_are $tmp/odd.om $((w1 + w2))
 	cp $om/odd.prom $tmp/odd2.prom
 	cp $tmp/odd.om $tmp/odd2.om
 	for p in $p_pid ${o_pid:-} ${j_pid:-}; do
@@ -226,7 +222,7 @@ if ut_start $tmp/full.out caps --format prometheus -o $full/caps.prom $tl 1; the
 	wait_for $tmp/full.out.err 'written again'
 	is "$(tail -n 1 $tmp/full.out.err)" "umwait-trace: warning: the metrics are written again" \
 		"full: once there is room, one line says the metrics are written again"
-	until_series $full/caps.prom $fw
+	until_true 60 waits_are $full/caps.prom $fw
 	is "$(series umwait_waits_total $full/caps.prom) $(series umwait_capped_total $full/caps.prom)" "$fw $fc" \
 		"full: the first file written has every wait and capped wait of the run ($fw, $fc) that ran while none could be"
 	ut_stop $f_pid

@@ -78,22 +78,32 @@ refused:*) pass "and refuses the text format 0.0.4 (--format prometheus) as Open
 *) fail "the strict parser refuses the text format as OpenMetrics" "it accepted it: the check above is vacuous" ;;
 esac
 
-# a free port: bound and released by the kernel's choice
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# free_port: a port on 127.0.0.1 the kernel chose free (bound and released)
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# until_up WHAT URL PID LOG [OUT]: until URL answers (body to OUT), 60 s at
+# most; if it never does or PID dies, a failed test with LOG's tail, and the
+# file ends
+until_up() {
+	i=0
+	until curl -sf "$2" >"${5:-/dev/null}" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -ge 600 ] || ! kill -0 "$3" 2>/dev/null; then
+			fail "$1" "$(tail -5 "$4")"
+			done_testing
+			exit
+		fi
+		sleep 0.1
+	done
+}
+port=$(free_port)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
 	--collector.disable-defaults --collector.textfile \
 	--collector.textfile.directory="$tmp/textfile" >"$tmp/exporter.log" 2>&1 &
 exporter=$!
-i=0
-until curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics" 2>/dev/null; do
-	i=$((i + 1))
-	if [ $i -ge 300 ] || ! kill -0 "$exporter" 2>/dev/null; then
-		fail "node exporter serves /metrics on 127.0.0.1:$port" "$(tail -5 "$tmp/exporter.log")"
-		done_testing
-		exit
-	fi
-	sleep 0.1
-done
+until_up "node exporter serves /metrics on 127.0.0.1:$port" "http://127.0.0.1:$port/metrics" \
+	"$exporter" "$tmp/exporter.log" "$tmp/metrics"
 pass "node exporter serves /metrics on 127.0.0.1:$port"
 diag "node exporter: $(grep -c '^umwait_' "$tmp/metrics") umwait_ samples of $(grep -vc '^#' "$tmp/metrics")"
 
@@ -169,7 +179,7 @@ is "$(odd json)" "2 of 2" \
 is "$(odd om)" 2 "odd name, OpenMetrics --per-pid: the strict parser gives both processes' comm, exe and file labels as named"
 
 # a real Prometheus server scraping the exporter every second
-pport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+pport=$(free_port)
 cat >"$tmp/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -182,16 +192,8 @@ EOF
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
 	--web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
 server=$!
-i=0
-until curl -sf "http://127.0.0.1:$pport/-/ready" >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ $i -ge 600 ] || ! kill -0 "$server" 2>/dev/null; then
-		fail "Prometheus is ready on 127.0.0.1:$pport" "$(tail -5 "$tmp/prometheus.log")"
-		done_testing
-		exit
-	fi
-	sleep 0.1
-done
+until_up "Prometheus is ready on 127.0.0.1:$pport" "http://127.0.0.1:$pport/-/ready" \
+	"$server" "$tmp/prometheus.log"
 pass "Prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') is ready on 127.0.0.1:$pport, scraping the exporter"
 
 # promql QUERY [TIME]: Prometheus's answer over its HTTP API, one line per
@@ -222,23 +224,19 @@ promql() {
 		        print(s["value"][1])
 	PY
 }
-# until_answer QUERY VALUE: until PromQL answers VALUE (60 s at most)
-until_answer() {
-	i=0
-	until [ "$(promql "$1")" = "$2" ] || [ $i -ge 600 ]; do
-		i=$((i + 1))
-		sleep 0.1
-	done
+# answer_is QUERY VALUE: whether PromQL answers VALUE
+answer_is() {
+	[ "$(promql "$1")" = "$2" ]
 }
 # the series selected by its exe label, escaped as a PromQL string
 sel="{exe=$(odd exe),insn=\"tpause\"}"
-until_answer "umwait_waits_total$sel" "$w1"
+until_true 60 answer_is "umwait_waits_total$sel" "$w1"
 is "$(promql "umwait_waits_total$sel")" "$w1" \
 	"PromQL selects the odd name's series by its exe label (quotes, backslash, U+FFFD) and answers its first process's $w1 waits"
 # the second process's file in its place, renamed in as caps does
 cp "$tmp/odd2.prom" "$tmp/textfile/.odd.tmp"
 mv "$tmp/textfile/.odd.tmp" "$tmp/textfile/umwait-odd.prom"
-until_answer "umwait_waits_total$sel" $((w1 + w2))
+until_true 60 answer_is "umwait_waits_total$sel" $((w1 + w2))
 is "$(promql "umwait_waits_total$sel")" $((w1 + w2)) "and, once scraped again, both processes' $((w1 + w2))"
 # the samples Prometheus stored: the last of the first file's, then the first of the second's
 samples=$(promql "umwait_capped_total$sel[10m]")

@@ -106,6 +106,19 @@ need_input() {
 	exit 1
 }
 
+# until_true SECONDS CMD...: until CMD succeeds, tried every 0.1 s for at
+# most SECONDS (progress seen, not a fixed sleep); 1 if it never does
+until_true() {
+	_tap_u=$(($1 * 10))
+	shift
+	_tap_k=0
+	until "$@"; do
+		[ $_tap_k -ge $_tap_u ] && return 1
+		_tap_k=$((_tap_k + 1))
+		sleep 0.1
+	done
+}
+
 done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_failed" -eq 0 ]
