@@ -17,8 +17,14 @@ is "$(cat $d/max_time)" 100000 "max_time starts at its default"
 for mt in 100000 100 0; do
 	client_caps $CLIENT_TBB $mt tbb-$mt tbb-waits -r 4 -m 20
 	client_caps $CLIENT_OMP $mt omp-tpause-$mt KMP_TPAUSE=1 omp-waits -r 4 -m 20
+	# KMP_TASKING=0: libomp 14's teardown races with its user-level
+	# UMWAIT loop. A worker whose UMWAIT returned before it saw the end
+	# marks itself unsafe to reap (only when tasking is on) while the
+	# master asserts it is safe: "Assertion failure at
+	# kmp_runtime.cpp(6331)", exit 134, about one client in six under
+	# the suite's load. The clients have no tasks; the waits are the same.
 	client_caps $CLIENT_OMP $mt omp-umwait-$mt KMP_USER_LEVEL_MWAIT=1 KMP_BLOCKTIME=0 \
-		omp-waits -r 4 -m 5
+		KMP_TASKING=0 omp-waits -r 4 -m 5
 	client_caps $CLIENT_EAL $mt dpdk-$mt dpdk-waits -n 20 -c 1000000
 	p=$(client_report_field pauses) m=$(client_report_field monitors)
 	is "$cl_waits" "$((p + m))" \
