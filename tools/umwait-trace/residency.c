@@ -404,9 +404,17 @@ const char *residency_reason(const struct residency *r)
 	return r ? r->reason : "out of memory";
 }
 
+/* COUNTS's counts (not its TSC) are those of FROM */
+static void counts_from(struct sample *counts, const struct sample *from)
+{
+	memcpy(counts->v, from->v, sizeof(counts->v));
+	counts->enabled = from->enabled;
+	counts->running = from->running;
+}
+
 /*
  * A failed read: the group is gone (Linux detaches it when the CPU goes
- * offline). What it counted until its last read is carried over.
+ * offline). What it counted until its last read is carried over, once.
  */
 static void stop_cpu(struct rcpu *c, const char *what)
 {
@@ -417,6 +425,7 @@ static void stop_cpu(struct rcpu *c, const char *what)
 		c->carried.v[e] += c->cur.v[e] - c->first.v[e];
 	c->carried.enabled += c->cur.enabled - c->first.enabled;
 	c->carried.running += c->cur.running - c->first.running;
+	counts_from(&c->first, &c->cur);
 	format_time(ts, sizeof(ts));
 	if (!cpu_online(c->cpu))
 		snprintf(c->why, sizeof(c->why), "read failed: offline since %s", ts);
@@ -477,8 +486,11 @@ void residency_read(struct residency *r)
 		memcpy(c->cur.v, buf.v, sizeof(buf.v));
 		c->cur.enabled = buf.enabled;
 		c->cur.running = buf.running;
-		if (c->back_now)
-			c->first = c->prev = c->cur;
+		/* a new group counts from 0: its first read is the base (since attach: its TSC stays) */
+		if (c->back_now) {
+			counts_from(&c->first, &c->cur);
+			c->prev = c->cur;
+		}
 	}
 }
 
