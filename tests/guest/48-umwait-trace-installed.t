@@ -134,9 +134,10 @@ fffd=$(printf '\357\277\275')
 want_exe=$(printf 'tl \\"q\\" \\\\ %s x\303\251\303\251\303\251' "$fffd")
 want_file="$tmp/odd dir/$want_exe"
 want_comm=$(printf 'tl \\"q\\" \\\\ %s x\303\251%s' "$fffd" "$fffd")
-oddrun() {
-	"$odd" -i tpause -n "$1" -c 1000000 >$tmp/odd.run 2>&1
-	sed -n 's/^tpause-loop: .*waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/p' $tmp/odd.run
+# loop_counts PROG N: PROG (a tpause-loop) runs N 1M-cycle TPAUSEs; "WAITS CAPPED" as it counted them
+loop_counts() {
+	"$1" -i tpause -n "$2" -c 1000000 >$tmp/loop.run 2>&1
+	sed -n 's/^tpause-loop: .*waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/p' $tmp/loop.run
 }
 # occurrences STRING: how often STRING occurs in the input, as bytes
 occurrences() {
@@ -150,11 +151,11 @@ if ut_start $tmp/oddp.out caps --format prometheus -o $om/odd.prom "$odd" 1; the
 	p_pid=$ut_pid
 	ut_start $tmp/oddo.out caps --format openmetrics --per-pid -o $tmp/odd.om "$odd" 1 && o_pid=$ut_pid
 	ut_start $tmp/oddj.out caps --json "$odd" && j_pid=$ut_pid
-	set -- $(oddrun 20)
+	set -- $(loop_counts "$odd" 20)
 	w1=${1:-0} c1=${2:-0}
 	until_true 60 waits_are $om/odd.prom $w1
 	cp $om/odd.prom $tmp/odd1.prom
-	set -- $(oddrun 30)
+	set -- $(loop_counts "$odd" 30)
 	w2=${1:-0} c2=${2:-0}
 	until_true 60 waits_are $om/odd.prom $((w1 + w2))
 	until_true 60 waits_are $tmp/odd.om $((w1 + w2))
@@ -186,21 +187,7 @@ rm -rf "$odd_dir"
 
 # A full file system under -o: caps says so once, tries again each interval,
 # and loses no count: once there is room, the file has every wait. The
-# clock is a second caps writing to where there is room: each of its
-# intervals renames a new file (inode) into place.
-# until_writes FILE N: until FILE has been replaced N times (60 s at most)
-until_writes() {
-	_i=0
-	_n=0
-	_ino=$(stat -c %i "$1" 2>/dev/null)
-	while [ $_n -lt "$2" ] && [ $_i -lt 600 ]; do
-		_i=$((_i + 1))
-		sleep 0.1
-		_now=$(stat -c %i "$1" 2>/dev/null)
-		[ "$_now" != "$_ino" ] && { _n=$((_n + 1)); _ino=$_now; }
-	done
-	[ $_n -ge "$2" ]
-}
+# clock is a second caps writing to where there is room (ut_rewritten).
 full=$tmp/full
 mkdir $full
 mount -t tmpfs -o size=64k,mode=0755 full $full
@@ -208,11 +195,10 @@ dd if=/dev/zero of=$full/fill bs=4k 2>/dev/null
 if ut_start $tmp/full.out caps --format prometheus -o $full/caps.prom $tl 1; then
 	f_pid=$ut_pid
 	ut_start $tmp/clock.out caps --format prometheus -o $om/clock.prom $tl 1 && c_pid=$ut_pid
-	$tl -i tpause -n 40 -c 1000000 >$tmp/full.run 2>&1
-	set -- $(sed -n 's/^tpause-loop: .*waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/p' $tmp/full.run)
+	set -- $(loop_counts $tl 40)
 	fw=${1:-0} fc=${2:-0}
 	wait_for $tmp/full.out.err 'trying again each interval'
-	check "full: the clock caps wrote its file three more times meanwhile" until_writes $om/clock.prom 3
+	check "full: the clock caps wrote its file three more times meanwhile" ut_rewritten $om/clock.prom 3
 	is "$(cat $tmp/full.out.err | sed -n '/^Attached/!p')" \
 		"umwait-trace: warning: cannot write $full/caps.prom: No space left on device: trying again each interval" \
 		"full: one line on stderr for the failed writes of several intervals, however many"
