@@ -7,14 +7,30 @@
  * the host's own scheduling noise, with no QEMU and no guest, which bounds
  * what any model of TPAUSE can achieve on this host.
  *
- * Prints, for make bench, "METRIC<TAB>spin SIZE<TAB>VALUE" lines:
+ * With --wake, each "wait" is a thread blocked on a condition variable
+ * that another thread signals CYCLES after it went to sleep, and what is
+ * measured is the cycles from the signal to the sleeper running: the floor
+ * for a model that wakes a halted vCPU's thread from another one (a store
+ * that ends a UMWAIT).
+ *
+ * With --sleep, each wait is one clock_nanosleep() of CYCLES at the TSC's
+ * rate instead: what a plain timed sleep of the host sees, the floor for a
+ * model that halts the vCPU on a host timer.  make bench runs it beside each
+ * boot of the accuracy runs, so that both see the same load; --tag names
+ * that boot (e.g. smp2).
+ *
+ * Prints, for make bench, "METRIC<TAB>spin SIZE[ TAG]<TAB>VALUE" lines
+ * ("sleep SIZE[ TAG]" with --sleep, "wake SIZE[ TAG]" with --wake):
  * host_mean, host_p50 and host_p99 (cycles), host_want (CYCLES).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <x86intrin.h>
 
 #define RELAX_CYCLES 1024
@@ -41,14 +57,109 @@ static uint64_t percentile(const uint64_t *sorted, uint64_t n, unsigned int p)
 	return sorted[(n * p + 99) / 100 - 1];
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* TSC cycles per nanosecond, against CLOCK_MONOTONIC over 50 ms */
+static double tsc_per_ns(void)
+{
+	uint64_t n0 = mono_ns(), t0 = __rdtsc(), n1;
+
+	do
+		n1 = mono_ns();
+	while (n1 - n0 < 50000000);
+	return (double)(__rdtsc() - t0) / (n1 - n0);
+}
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t signalled;	/* the TSC at the signal, 0: none pending */
+	uint64_t woke;		/* the sleeper's TSC once it runs */
+	bool asleep, done;
+} wk = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false, false };
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&wk.lock);
+	while (!wk.done) {
+		wk.asleep = true;
+		while (!wk.signalled && !wk.done)
+			pthread_cond_wait(&wk.cond, &wk.lock);
+		wk.asleep = false;
+		if (wk.signalled)
+			wk.woke = __rdtsc();
+		wk.signalled = 0;
+		pthread_cond_broadcast(&wk.cond);
+	}
+	pthread_mutex_unlock(&wk.lock);
+	return NULL;
+}
+
+/* One --wake round: the cycles from the signal to the sleeper running */
+static uint64_t wake_once(uint64_t cycles)
+{
+	uint64_t t0, past;
+
+	/* let the sleeper block, then CYCLES more */
+	pthread_mutex_lock(&wk.lock);
+	while (!wk.asleep)
+		pthread_cond_wait(&wk.cond, &wk.lock);
+	pthread_mutex_unlock(&wk.lock);
+	t0 = __rdtsc();
+	while (__rdtsc() - t0 < cycles)
+		_mm_pause();
+	pthread_mutex_lock(&wk.lock);
+	wk.woke = 0;
+	wk.signalled = __rdtsc();
+	t0 = wk.signalled;
+	pthread_cond_broadcast(&wk.cond);
+	while (!wk.woke)
+		pthread_cond_wait(&wk.cond, &wk.lock);
+	past = wk.woke - t0;
+	pthread_mutex_unlock(&wk.lock);
+	return past;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t cycles, count, i, sum = 0, *past;
-	char size[32];
+	const char *tag = NULL, *kind = "spin";
+	double rate = 0;
+	bool sleep = false, wake = false;
+	pthread_t thr;
+	char size[48];
+	int a = 1;
 
-	if (argc != 3 || parse(argv[1], &cycles) || parse(argv[2], &count)) {
-		fprintf(stderr, "usage: host-spin CYCLES COUNT (both at least 1)\n");
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (!strcmp(argv[a], "--sleep"))
+			{
+			kind = "sleep";
+			sleep = true;
+		}
+		else if (!strcmp(argv[a], "--wake")) {
+			kind = "wake";
+			wake = true;
+		} else if (!strcmp(argv[a], "--tag") && a + 1 < argc)
+			tag = argv[++a];
+		else
+			break;
+	}
+	if (argc - a != 2 || parse(argv[a], &cycles) || parse(argv[a + 1], &count)) {
+		fprintf(stderr, "usage: host-spin [--sleep | --wake] [--tag TAG] CYCLES COUNT (both at least 1)\n");
 		return 2;
+	}
+	if (sleep)
+		rate = tsc_per_ns();
+	if (wake && pthread_create(&thr, NULL, sleeper, NULL)) {
+		fprintf(stderr, "host-spin: cannot start the sleeping thread\n");
+		return 1;
 	}
 	past = calloc(count, sizeof(*past));
 	if (!past) {
@@ -59,6 +170,22 @@ int main(int argc, char **argv)
 		uint64_t t0 = __rdtsc(), end = t0 + cycles, now = t0;
 		volatile unsigned int gap;
 
+		if (wake) {
+			past[i] = wake_once(cycles);
+			sum += past[i];
+			continue;
+		}
+		if (rate) {
+			uint64_t ns = cycles / rate;
+			struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+
+			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+			now = __rdtsc();
+			/* a sleep may end a little early in TSC terms */
+			past[i] = now > end ? now - end : 0;
+			sum += past[i];
+			continue;
+		}
 		while (now < end) {
 			if (end - now > RELAX_CYCLES)
 				_mm_pause();
@@ -70,6 +197,13 @@ int main(int argc, char **argv)
 		for (gap = 0; gap < 1000; gap++)
 			;
 	}
+	if (wake) {
+		pthread_mutex_lock(&wk.lock);
+		wk.done = true;
+		pthread_cond_broadcast(&wk.cond);
+		pthread_mutex_unlock(&wk.lock);
+		pthread_join(thr, NULL);
+	}
 	qsort(past, count, sizeof(*past), cmp_u64);
 
 	if (cycles % 1000000 == 0)
@@ -78,10 +212,12 @@ int main(int argc, char **argv)
 		snprintf(size, sizeof(size), "%" PRIu64 "k", cycles / 1000);
 	else
 		snprintf(size, sizeof(size), "%" PRIu64, cycles);
-	printf("host_want\tspin %s\t%" PRIu64 "\n", size, cycles);
-	printf("host_mean\tspin %s\t%.0f\n", size, (double)sum / count);
-	printf("host_p50\tspin %s\t%" PRIu64 "\n", size, percentile(past, count, 50));
-	printf("host_p99\tspin %s\t%" PRIu64 "\n", size, percentile(past, count, 99));
+	if (tag)
+		snprintf(size + strlen(size), sizeof(size) - strlen(size), " %s", tag);
+	printf("host_want\t%s %s\t%" PRIu64 "\n", kind, size, cycles);
+	printf("host_mean\t%s %s\t%.0f\n", kind, size, (double)sum / count);
+	printf("host_p50\t%s %s\t%" PRIu64 "\n", kind, size, percentile(past, count, 50));
+	printf("host_p99\t%s %s\t%" PRIu64 "\n", kind, size, percentile(past, count, 99));
 	free(past);
 	return 0;
 }

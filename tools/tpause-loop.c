@@ -94,7 +94,9 @@ static const struct argp_option opts[] = {
 	  "The store thread puts the old value back at once (the line ends unchanged)", 0 },
 	{ "json", OPT_JSON, NULL, 0, "Print the report as one JSON object", 0 },
 	{ "p99", OPT_P99, NULL, 0,
-	  "Also report the median (p50) and the 99th percentile of the cycles per wait", 0 },
+	  "Also report the median (p50) and the 99th percentile of the cycles per wait; "
+	  "with --store-after, of the cycles from each store to the end of the wait it "
+	  "ended (wake_p50, wake_p99)", 0 },
 	{ "per-wait", OPT_PER_WAIT, NULL, 0,
 	  "After the report, one line per wait: \"wait TSC CYCLES CF\" (its start TSC, "
 	  "the cycles it took, its CF)", 0 },
@@ -203,8 +205,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--past and --deadline both set the deadline: one of them");
 		if (env.revert && !env.store_after)
 			argp_error(state, "--revert needs --store-after");
-		if (env.store_after && (env.p99 || env.per_wait))
-			argp_error(state, "--store-after can add waits: it does not go with --p99 or --per-wait");
+		if (env.store_after && env.per_wait)
+			argp_error(state, "--store-after can add waits: it does not go with --per-wait");
 		if (env.per_wait && env.json)
 			argp_error(state, "--per-wait prints text lines: it does not go with --json");
 		break;
@@ -242,6 +244,7 @@ static int pin(int cpu)
 static volatile uint64_t mon_line[512] __attribute__((aligned(4096)));
 static struct {
 	volatile uint64_t armed_tsc;	/* 0: idle; else: UMONITOR done at this TSC */
+	volatile uint64_t store_tsc;	/* the TSC right before the round's store */
 	volatile bool storing;		/* the round's store is about to land, or in */
 	volatile bool stop;
 } __attribute__((aligned(64))) hs;
@@ -263,6 +266,7 @@ static void *store_thread(void *arg)
 		while (__rdtsc() < armed + env.store_after && !hs.stop)
 			_mm_pause();
 		/* before the line is written: a wait that ends from here on is the store's */
+		hs.store_tsc = __rdtsc();
 		hs.storing = true;
 		mon_line[0]++;
 		if (env.revert)
@@ -421,7 +425,7 @@ int main(int argc, char **argv)
 			else if (!cf)
 				ended_early++;
 			d = t1 - t0;
-			if (samples)
+			if (samples && !env.store_after)
 				samples[n] = d;
 			if (recs)
 				recs[n] = (struct wait_rec){ .tsc = t0, .cycles = d, .cf = cf };
@@ -432,6 +436,9 @@ int main(int argc, char **argv)
 				min = d;
 			n++;
 		} while (env.store_after && !hs.storing && !stop_requested);
+		/* --store-after --p99: the cycles from the store to the wait's end */
+		if (samples && env.store_after)
+			samples[i] = t1 > hs.store_tsc ? t1 - hs.store_tsc : 0;
 	}
 	end = __rdtsc();
 
@@ -461,7 +468,13 @@ int main(int argc, char **argv)
 	       " ran_to_deadline=%lu ended_early=%lu deadline_past=%lu", ran, ended_early, was_past);
 	if (env.store_after)
 		printf(env.json ? ", \"stores\": %lu" : " stores=%lu", i);
-	if (samples && n) {
+	if (samples && env.store_after && i) {
+		qsort(samples, i, sizeof(*samples), cmp_u64);
+		printf(env.json ? ", \"wake_p50\": %llu, \"wake_p99\": %llu" :
+		       " wake_p50=%llu wake_p99=%llu",
+		       (unsigned long long)percentile(samples, i, 50),
+		       (unsigned long long)percentile(samples, i, 99));
+	} else if (samples && n) {
 		qsort(samples, n, sizeof(*samples), cmp_u64);
 		printf(env.json ? ", \"p50\": %llu, \"p99\": %llu" : " p50=%llu p99=%llu",
 		       (unsigned long long)percentile(samples, n, 50),

@@ -13,9 +13,12 @@
  *   waitpkg-check step COUNT
  *       COUNT times: set EFLAGS.TF, run a TPAUSE whose deadline is 2^40
  *       cycles away (an interrupt ends it, given max_time=0), clear TF.
- *       Prints "step: waits=N early=N trapped=N": how many waits ran, ended
- *       before their deadline with CF=0, and were followed by a single-step
- *       trap whose RIP is the instruction right after TPAUSE.
+ *       Prints "step: waits=N early=N trapped=N late=N": how many waits
+ *       ran, ended before their deadline with CF=0, were followed by a
+ *       single-step trap whose RIP is the instruction right after TPAUSE,
+ *       and had no such trap but one after the instruction that follows
+ *       (the trap of TPAUSE was discarded: a machine check or an SMI came
+ *       first, as their priority requires).
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -152,7 +155,7 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 static int cmd_step(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_sigaction = on_trap, .sa_flags = SA_SIGINFO };
-	unsigned long count, i, early = 0, trapped = 0;
+	unsigned long count, i, early = 0, trapped = 0, late = 0;
 	char *end;
 
 	if (argc != 1) {
@@ -166,9 +169,9 @@ static int cmd_step(int argc, char **argv)
 	}
 	sigaction(SIGTRAP, &sa, NULL);
 	for (i = 0; i < count; i++) {
-		uint64_t deadline = __rdtsc() + (1ULL << 40), after, t1;
+		uint64_t deadline = __rdtsc() + (1ULL << 40), after, next, t1;
 		unsigned char cf;
-		unsigned int k;
+		unsigned int k, hit = 0;
 
 		ntraps = 0;
 		/*
@@ -177,30 +180,36 @@ static int cmd_step(int argc, char **argv)
 		 * may keep locals there.
 		 */
 		asm volatile("lea 2f(%%rip), %[after]\n\t"
+			     "lea 3f(%%rip), %[next]\n\t"
 			     "lea -128(%%rsp), %%rsp\n\t"
 			     "pushfq\n\t"
 			     "orq $0x100, (%%rsp)\n\t"
 			     "popfq\n\t"
 			     "nop\n\t"
 			     ".byte 0x66, 0x0f, 0xae, 0xf7\n" /* tpause %edi */
-			     "2:\tsetc %[cf]\n\t"
-			     "pushfq\n\t"
+			     "2:\tsetc %[cf]\n"
+			     "3:\tpushfq\n\t"
 			     "andq $~0x100, (%%rsp)\n\t"
 			     "popfq\n\t"
 			     "lea 128(%%rsp), %%rsp"
-			     : [after] "=&r"(after), [cf] "=&q"(cf)
+			     : [after] "=&r"(after), [next] "=&r"(next), [cf] "=&q"(cf)
 			     : "D"(0), "a"((uint32_t)deadline), "d"((uint32_t)(deadline >> 32))
 			     : "cc", "memory");
 		t1 = __rdtsc();
 		if (!cf && t1 < deadline)
 			early++;
-		for (k = 0; k < ntraps; k++)
-			if (trap_rip[k] == after) {
-				trapped++;
-				break;
-			}
+		for (k = 0; k < ntraps; k++) {
+			if (trap_rip[k] == after)
+				hit |= 1;
+			if (trap_rip[k] == next)
+				hit |= 2;
+		}
+		if (hit & 1)
+			trapped++;
+		else if (hit & 2)
+			late++;
 	}
-	printf("step: waits=%lu early=%lu trapped=%lu\n", count, early, trapped);
+	printf("step: waits=%lu early=%lu trapped=%lu late=%lu\n", count, early, trapped, late);
 	return 0;
 }
 

@@ -2,7 +2,7 @@
 # max,...,pmu=on): QEMU 7.1's TCG had no PMU, so CPUID.0AH was empty whatever
 # "pmu" said, and a guest started on that machine type must keep seeing
 # that, or it could not migrate to a QEMU without the model. The PMU model
-# (vm/qemu patch 0007) has the compat property x-tcg-pmu, off for machine
+# (vm/qemu patch 0008) has the compat property x-tcg-pmu, off for machine
 # types up to 7.1; without it this guest finds a PMU. The main boot (the
 # newest "pc") is the positive control: tests/guest/24 finds Linux's Intel
 # PMU driver there.

@@ -1,7 +1,7 @@
 # The lab's QEMU under -icount shift=auto (vm/run --icount): the virtual
 # clock follows the instructions executed, and QEMU may read it only in the
 # last instruction of a translation block. The WAITPKG model and the PMU
-# (vm/qemu patches 0002, 0007) read it in instructions that wait, halt,
+# (vm/qemu patches 0003, 0008) read it in instructions that wait, halt,
 # change the CPL or access an MSR. Where they read it mid-block, this boot
 # ended with "Bad icount read" before any of this ran (Linux's perf driver
 # reads a PMU MSR while it starts); that is caught by the runner, which

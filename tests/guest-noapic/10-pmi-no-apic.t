@@ -1,7 +1,7 @@
 # A performance-counter overflow on a CPU without a local APIC (vm/run --cpu
 # ...,-apic,pmu=on): the PMI has no LVT to go to, so the overflow sets its
 # IA32_PERF_GLOBAL_STATUS bit and nothing else. The PMU model (vm/qemu patch
-# 0007) handed it to a NULL APIC, and QEMU died of a segmentation fault
+# 0008) handed it to a NULL APIC, and QEMU died of a segmentation fault
 # here; the runner, which expects this file's plan, reports that.
 . /lab/tests/lib/tap.sh
 

@@ -1,4 +1,4 @@
-# The TCG model's architectural PMU (vm/qemu patch 0007), seen through
+# The TCG model's architectural PMU (vm/qemu patch 0008), seen through
 # Linux's Intel perf driver and Debian's perf. Lines "# pmu LABEL: ..." are
 # read again by tests/host/22-pmu-qemu-trace.t, which checks each count
 # against the waits the lab's QEMU traced (waitpkg_wait) in the same window.

@@ -1,4 +1,4 @@
-# The PMU model's MSRs (vm/qemu patch 0007) as the SDM defines them for an
+# The PMU model's MSRs (vm/qemu patch 0008) as the SDM defines them for an
 # architectural PMU version 2 with 4 general and 3 fixed 48-bit counters and
 # no full-width writes, seen through /dev/cpu/3/msr (CPU 3: no perf event
 # runs there now; every value is put back).
