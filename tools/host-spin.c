@@ -89,7 +89,9 @@ static void *sleeper(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&wk.lock);
 	while (!wk.done) {
+		/* the signalling side waits for this before it starts a round */
 		wk.asleep = true;
+		pthread_cond_broadcast(&wk.cond);
 		while (!wk.signalled && !wk.done)
 			pthread_cond_wait(&wk.cond, &wk.lock);
 		wk.asleep = false;
