@@ -132,23 +132,20 @@ static uint64_t wake_once(uint64_t cycles)
 int main(int argc, char **argv)
 {
 	uint64_t cycles, count, i, sum = 0, *past;
-	const char *tag = NULL, *kind = "spin";
+	static const char *const kinds[] = { "spin", "sleep", "wake" };
+	enum { SPIN, SLEEP, WAKE } mode = SPIN;
+	const char *tag = NULL;
 	double rate = 0;
-	bool sleep = false, wake = false;
 	pthread_t thr;
 	char size[48];
 	int a = 1;
 
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--sleep"))
-			{
-			kind = "sleep";
-			sleep = true;
-		}
-		else if (!strcmp(argv[a], "--wake")) {
-			kind = "wake";
-			wake = true;
-		} else if (!strcmp(argv[a], "--tag") && a + 1 < argc)
+			mode = SLEEP;
+		else if (!strcmp(argv[a], "--wake"))
+			mode = WAKE;
+		else if (!strcmp(argv[a], "--tag") && a + 1 < argc)
 			tag = argv[++a];
 		else
 			break;
@@ -157,9 +154,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: host-spin [--sleep | --wake] [--tag TAG] CYCLES COUNT (both at least 1)\n");
 		return 2;
 	}
-	if (sleep)
+	if (mode == SLEEP)
 		rate = tsc_per_ns();
-	if (wake && pthread_create(&thr, NULL, sleeper, NULL)) {
+	if (mode == WAKE && pthread_create(&thr, NULL, sleeper, NULL)) {
 		fprintf(stderr, "host-spin: cannot start the sleeping thread\n");
 		return 1;
 	}
@@ -172,12 +169,12 @@ int main(int argc, char **argv)
 		uint64_t t0 = __rdtsc(), end = t0 + cycles, now = t0;
 		volatile unsigned int gap;
 
-		if (wake) {
+		if (mode == WAKE) {
 			past[i] = wake_once(cycles);
 			sum += past[i];
 			continue;
 		}
-		if (rate) {
+		if (mode == SLEEP) {
 			uint64_t ns = cycles / rate;
 			struct timespec ts = { ns / 1000000000, ns % 1000000000 };
 
@@ -199,7 +196,7 @@ int main(int argc, char **argv)
 		for (gap = 0; gap < 1000; gap++)
 			;
 	}
-	if (wake) {
+	if (mode == WAKE) {
 		pthread_mutex_lock(&wk.lock);
 		wk.done = true;
 		pthread_cond_broadcast(&wk.cond);
@@ -216,10 +213,10 @@ int main(int argc, char **argv)
 		snprintf(size, sizeof(size), "%" PRIu64, cycles);
 	if (tag)
 		snprintf(size + strlen(size), sizeof(size) - strlen(size), " %s", tag);
-	printf("host_want\t%s %s\t%" PRIu64 "\n", kind, size, cycles);
-	printf("host_mean\t%s %s\t%.0f\n", kind, size, (double)sum / count);
-	printf("host_p50\t%s %s\t%" PRIu64 "\n", kind, size, percentile(past, count, 50));
-	printf("host_p99\t%s %s\t%" PRIu64 "\n", kind, size, percentile(past, count, 99));
+	printf("host_want\t%s %s\t%" PRIu64 "\n", kinds[mode], size, cycles);
+	printf("host_mean\t%s %s\t%.0f\n", kinds[mode], size, (double)sum / count);
+	printf("host_p50\t%s %s\t%" PRIu64 "\n", kinds[mode], size, percentile(past, count, 50));
+	printf("host_p99\t%s %s\t%" PRIu64 "\n", kinds[mode], size, percentile(past, count, 99));
 	free(past);
 	return 0;
 }
