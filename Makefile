@@ -21,7 +21,7 @@ TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -static -pthread
 # the included build.mk files define rules before 'all': plain make builds everything
 .DEFAULT_GOAL := all
 
-TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz waitpkg-check pmu-hog)
+TOOLS   := $(addprefix $(BUILD)/tools/,tpause-loop msr lab-write umwait-fuzz waitpkg-check pmu-hog insn-count)
 # umwait-trace (bpf/ + tools/umwait-trace/) adds its binary to TOOLS
 -include tools/umwait-trace/build.mk
 # make bench: the empty-uprobe floor and the sysfs write-rate meter

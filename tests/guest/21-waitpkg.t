@@ -12,7 +12,7 @@ run() {
 	line=$(tpause-loop "$@" 2>&1)
 	echo "# report $label: $line"
 	r_waits=x r_capped=x r_early=x
-	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g')"
+	eval "$(report tpause-loop "$line")"
 }
 
 max_time() {
@@ -83,7 +83,7 @@ check "--p99: min <= p50 (the median) <= p99 ($r_min <= $r_p50 <= $r_p99)" \
 max_time 10000
 tpause-loop -i tpause -n 50 -c 20000 -p 1 --p99 --per-wait >/tmp/per-wait 2>&1
 echo "# per-wait: $(head -n 1 /tmp/per-wait)"
-eval "$(head -n 1 /tmp/per-wait | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g')"
+eval "$(report tpause-loop "$(head -n 1 /tmp/per-wait)")"
 max_time 100000
 is "$(grep -c '^wait [0-9]* [0-9]* [01]$' /tmp/per-wait)" 50 "--per-wait: a line per wait"
 is "$(awk '$1 == "wait" { n += $4 } END { print n + 0 }' /tmp/per-wait)" "$r_capped" \

@@ -21,9 +21,12 @@ is "$(dmesg | grep -c 'Broken PMU\|perfevents: irq loop stuck\|NMI received for 
 	"dmesg: no broken-PMU, stuck-PMI or unknown-NMI report"
 check "$ev exists" test -d $ev
 is "$(cat $ev/caps/pmu_name 2>&1)" generic_arch_v2+ "$ev/caps/pmu_name: a version 2 architectural PMU"
-# CPUID.0AH:EBX marks instructions retired unavailable: the model cannot count them
-is "$(dmesg | grep -c "CPUID marked event: 'instructions' unavailable")" 1 \
-	"dmesg: CPUID.0AH:EBX marks instructions retired unavailable"
+# CPUID.0AH:EBX marks the events the model does not count unavailable:
+# instructions retired it counts (tests/guest/26-pmu-insns.t)
+is "$(dmesg | grep -c "CPUID marked event: 'instructions' unavailable")" 0 \
+	"dmesg: CPUID.0AH:EBX marks instructions retired available"
+is "$(dmesg | grep -c "CPUID marked event: 'cache references' unavailable")" 1 \
+	"dmesg: CPUID.0AH:EBX marks LLC references unavailable (not modelled)"
 
 c01=cpu/event=0xec,umask=0x10/
 c02=cpu/event=0xec,umask=0x20/
@@ -37,16 +40,9 @@ stat() {
 	label=$1 events=$2
 	shift 2
 	out=$(perf stat -x ';' -o $tmp/stat -e "$events" -- tpause-loop -p 2 "$@" 2>&1)
-	v_cycles=x v_ref=x v_c01=x v_c02=x v_c0w=x v_c02k=x
-	eval "$(awk -F';' -v c01=$c01 -v c02=$c02 -v c0w=$c0w '
-		NF < 3 { next }
-		$3 == "cycles" { print "v_cycles=" $1 }
-		$3 == "ref-cycles" { print "v_ref=" $1 }
-		$3 == c01 "u" { print "v_c01=" $1 }
-		$3 == c02 "u" { print "v_c02=" $1 }
-		$3 == c0w "u" { print "v_c0w=" $1 }
-		$3 == c02 "k" { print "v_c02k=" $1 }' $tmp/stat)"
-	eval "$(echo "$out" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g')"
+	eval "$(perf_counts $tmp/stat v_cycles=cycles v_ref=ref-cycles v_c01=${c01}u \
+		v_c02=${c02}u v_c0w=${c0w}u v_c02k=${c02}k)"
+	eval "$(report tpause-loop "$out")"
 	r_sum=$((r_mean * r_waits))
 	# the cycles asked of the waits that ran to their deadline: each was in
 	# its C0.x state at least that long, whatever the host added after
@@ -89,15 +85,18 @@ cmp_ok "$v_c02" -gt $((r_asked / 2)) "ring filter: the user-mode count has the u
 is "$v_c02k" 0 "ring filter: the kernel-mode count has none of them"
 
 # Halted time is not unhalted: CPU 3 idles (HLT) while CPU 2 waits. The
-# msr PMU's tsc event (RDTSC) gives the elapsed time on the same CPU.
+# msr PMU's tsc event (RDTSC) gives the elapsed time on the same CPU. How
+# much of it the idle CPU's interrupts take depends on the host's load (25%
+# to 50% here): a model that counts halted time counts it all.
 perf stat -x ';' -o $tmp/idle -a -C 3 -e cycles,msr/tsc/ -- \
 	tpause-loop -p 2 -i tpause -n 50 -c 1000000 >/dev/null 2>&1
-v_idle=$(awk -F';' '$3 == "cycles" { print $1 }' $tmp/idle)
-v_tsc=$(awk -F';' '$3 == "msr/tsc/" { print $1 }' $tmp/idle)
+eval "$(perf_counts $tmp/idle v_idle=cycles v_tsc=msr/tsc/)"
 diag "idle CPU 3: cycles=$v_idle tsc=$v_tsc"
-cmp_ok "${v_tsc:-0}" -gt 0 "idle CPU 3: msr/tsc/ counted the elapsed time"
-cmp_ok "${v_idle:-x}" -lt $((${v_tsc:-0} / 2)) \
-	"idle CPU 3: less than half its elapsed cycles are unhalted (halted time excluded)"
+cmp_ok "$v_tsc" -gt 0 "idle CPU 3: msr/tsc/ counted the elapsed time"
+t=$v_tsc
+case $t in '' | *[!0-9]*) t=0 ;; esac
+cmp_ok "$v_idle" -lt $((t * 9 / 10)) \
+	"idle CPU 3: less than 90% of its elapsed cycles are unhalted (halted time excluded)"
 
 # Sampling: perf record needs the overflow interrupt (the LVT's NMI): no
 # sample means no PMI, one means the LVT stayed masked after the first, more
@@ -112,8 +111,8 @@ m0=$(mark)
 out=$(cd $tmp && perf record -o $tmp/perf.data -e cycles -c 2000000 -- \
 	tpause-loop -p 2 -i tpause -n 100 -c 1000000 2>&1)
 m1=$(mark)
-samples=$(echo "$out" | sed -n 's/.*perf record: Captured and wrote .*(\([0-9]*\) samples).*/\1/p')
-eval "$(echo "$out" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g')"
+samples=$(perf_samples "$out")
+eval "$(report tpause-loop "$out")"
 diag "perf record: ${samples:-?} samples; the waits took $((r_mean * r_waits)) cycles"
 echo "# pmu record: samples=${samples:-x} period=2000000 mark_begin=$m0 mark_end=$m1 $(echo "$out" | grep '^tpause-loop:')"
 cmp_ok "${samples:-0}" -ge 2 "perf record -e cycles: samples from more than one PMI"

@@ -40,7 +40,7 @@ loop() {
 report() {
 	line=$(cat $tmp/loop.out)
 	r_waits=x r_capped=x r_insn=x r_mean=x
-	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_]*\)=/r_\1=/g')"
+	eval "$(report tpause-loop "$line")"
 }
 
 # compare LABEL MAX_TIME ARGS...: caps attached to the file before tpause-loop ARGS starts

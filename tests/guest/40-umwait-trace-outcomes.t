@@ -39,7 +39,7 @@ outcomes() {
 	ut_stop
 	is "$ut_rc" 0 "$_label: caps exits 0 on Ctrl-C"
 	line=$(cat $tmp/loop.out)
-	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_0-9]*\)=/r_\1=/g')"
+	eval "$(report tpause-loop "$line")"
 	o=$(grep '^outcomes at /lab/bin/tpause-loop ' $tmp/caps.out | tail -n 1 | sed 's/.*: //')
 	eval "$(echo "$o" | sed 's/\([a-z]*\)=/c_\1=/g')"
 	advice=$(sed -n '\|^outcomes at /lab/bin/tpause-loop |{n;/^  advice: /p;}' $tmp/caps.out | tail -n 1)

@@ -81,7 +81,7 @@ if ut_start $tmp/caps.out caps $tl; then
 	loop_pid=$!
 	wait $loop_pid
 	line=$(cat $tmp/loop.out)
-	eval "$(echo "$line" | sed -n 's/^tpause-loop: //p' | sed 's/\([a-z_]*\)=/r_\1=/g')"
+	eval "$(report tpause-loop "$line")"
 	echo "# tpause-loop: $line"
 	# an interval's files hold every wait of the process once it has ended
 	_i=0

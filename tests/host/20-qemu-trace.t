@@ -64,7 +64,7 @@ declare -A summary
 summarize() {
 	local nr line k rest
 	while IFS=: read -r nr line; do
-		eval "$(sed -n 's/^.*tpause-loop: //p' <<<"$line" | sed 's/\([a-z_0-9]*\)=/w_\1=/g')"
+		eval "$(report tpause-loop "$line")"
 		[ -n "${w_tsc_begin:-}" ] || continue
 		printf '%s %016x %016x %s\n' "$nr" "$w_tsc_begin" "$w_tsc_end" "$w_insn"
 		unset w_tsc_begin w_tsc_end w_insn
@@ -81,7 +81,7 @@ declare -A seen
 while IFS=: read -r nr line; do
 	label=$(sed -n 's/^ *# report \([^:]*\): .*/\1/p' <<<"$line")
 	unset r_stores
-	eval "$(sed -n 's/^.*tpause-loop: //p' <<<"$line" | sed 's/\([a-z_]*\)=/r_\1=/g')"
+	eval "$(report tpause-loop "$line")"
 	[ -n "${r_tsc_begin:-}" ] || { fail "$label: report has no TSC window" "$line"; continue; }
 	seen[$label]=1
 	n=0 cf1=0 oscf=0 othercf0=0 limited=0
@@ -143,7 +143,7 @@ nsnap=0
 while IFS=: read -r nr line; do
 	insn=$(sed -n 's/^ *# snapshot \([a-z]*\): .*/\1/p' <<<"$line")
 	nsnap=$((nsnap + 1))
-	eval "$(sed -n 's/^.*tpause-loop: //p' <<<"$line" | sed 's/\([a-z_0-9]*\)=/r_\1=/g')"
+	eval "$(report tpause-loop "$line")"
 	unset reason_deadline reason_oslimit reason_past reason_nomonitor reason_store reason_interrupt reason_migration
 	eval "${summary[$nr]:-n=0}"
 	diag "snapshot $insn: n=$n reasons: $(set | grep -o '^reason_[a-z]*=[0-9]*' | tr '\n' ' ')"

@@ -119,6 +119,31 @@ until_true() {
 	done
 }
 
+# report TOOL TEXT: the key=value fields of the line in TEXT that has
+# "TOOL: key=..." (the lab's tools report so, one line) as assignments
+# r_KEY=VALUE, for eval: eval "$(report tpause-loop "$out")" sets r_waits,
+# r_capped, ... A line of TOOL's that is not a report (an error) sets nothing.
+report() {
+	printf '%s\n' "$2" | sed -n "s/^.*$1: \([a-z_][a-z_0-9]*=\)/\1/p" |
+		sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g'
+}
+
+# perf_counts FILE VAR=EVENT...: the counts in FILE (perf stat -x ';' -o FILE)
+# as assignments VAR='COUNT', for eval; x for an event FILE does not have
+perf_counts() {
+	_tap_f=$1
+	shift
+	for _tap_p in "$@"; do
+		_tap_v=$(awk -F';' -v e="${_tap_p#*=}" 'NF >= 3 && $3 == e { print $1; exit }' "$_tap_f")
+		echo "${_tap_p%%=*}='${_tap_v:-x}'"
+	done
+}
+
+# perf_samples TEXT: the sample count perf record's TEXT reports (nothing if none)
+perf_samples() {
+	printf '%s\n' "$1" | sed -n 's/.*perf record: Captured and wrote .*(\([0-9]*\) samples).*/\1/p'
+}
+
 done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_failed" -eq 0 ]
