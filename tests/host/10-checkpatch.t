@@ -24,6 +24,7 @@
 # usage: LAB_KERNEL_SRC=KERNEL_TREE tests/host/10-checkpatch.t
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/patches.sh"
 
 src=${LAB_KERNEL_SRC:-}
 if [ -z "$src" ] || [ ! -x "$src/scripts/checkpatch.pl" ]; then
@@ -33,17 +34,12 @@ if [ -z "$src" ] || [ ! -x "$src/scripts/checkpatch.pl" ]; then
 	exit
 fi
 
-# subject FILE: the Subject of a patch, unfolded, without the [PATCH n/m] tag
-subject() {
-	awk '/^Subject: / { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$1" |
-		sed 's/^Subject: \[PATCH[^]]*\] //'
-}
 
 # upstream commits named by Fixes: tags of the series
 known_commits=""
 
 for pdir in patches patches/6.12; do
-	mapfile -t patches < <(grep -v -e '^#' -e '^[[:space:]]*$' "$top/$pdir/series")
+	mapfile -t patches < <(series "$top/$pdir/series")
 	cmp_ok "${#patches[@]}" -gt 0 "$pdir/series lists patches"
 
 	for p in "${patches[@]}"; do

@@ -12,6 +12,7 @@
 # its added lines indented by a tab must give an ERROR.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/patches.sh"
 
 version=$(tr -d '[:space:]' <"$top/vm/qemu/VERSION")
 upstream=${version#*:}
@@ -41,13 +42,8 @@ reports() {
 		/^total: / { print }'
 }
 
-# subject FILE: the Subject of a patch, unfolded, without the [PATCH n/m] tag
-subject() {
-	awk '/^Subject: / { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$1" |
-		sed 's/^Subject: \[PATCH[^]]*\] //'
-}
 
-mapfile -t patches < <(grep -v -e '^#' -e '^[[:space:]]*$' "$top/vm/qemu/series")
+mapfile -t patches < <(series "$top/vm/qemu/series")
 cmp_ok "${#patches[@]}" -gt 0 "vm/qemu/series lists patches"
 for p in "${patches[@]}"; do
 	f=$top/vm/qemu/patches/$p

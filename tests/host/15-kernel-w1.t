@@ -12,6 +12,7 @@
 # hibernate_resume_nonboot_cpu_disable() with sparse's report of the same).
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/patches.sh"
 
 # w1 ARTIFACT SERIES: check one tree's W=1 results
 w1() {
@@ -22,7 +23,7 @@ w1() {
 		tail -n 20 "$err" | sed 's/^/#   /'
 		return
 	fi
-	mapfile -t patches < <(grep -v -e '^#' -e '^[[:space:]]*$' "$series")
+	mapfile -t patches < <(series "$series")
 	is "$(wc -l <"$dir/result")" "${#patches[@]}" "$name: one W=1 result per patch of ${series#"$top"/}"
 	n=0
 	while read -r p objs warnings errors sparse; do
