@@ -2,11 +2,12 @@
 # The QEMU series in vm/qemu/patches: every patch vm/qemu/series lists is
 # clean under QEMU's own scripts/checkpatch.pl, from the same Debian source
 # the lab builds (0 errors, 0 warnings), its subject names the subsystem it
-# changes ("target/i386: ", "softmmu: ", "hw/intc/apic: ") and it is signed
-# off. One report is tolerated, and listed as a diagnostic: "added, moved or
-# deleted file(s), does MAINTAINERS need updating?", printed for every new
-# file; the new files (target/i386/tcg/sysemu/*_helper.c) are covered by
-# the existing "X86 TCG CPUs" entry (F: target/i386/tcg/).
+# changes ("target/i386: ", "softmmu: ", "hw/intc/apic: ", "tests/tcg/x86_64: ")
+# and it is signed off. One report is tolerated, and listed as a diagnostic:
+# "added, moved or deleted file(s), does MAINTAINERS need updating?", printed
+# for every new file; the new files (target/i386/tcg/sysemu/*_helper.c,
+# tests/tcg/x86_64/system/*) are covered by the existing "X86 TCG CPUs" entry
+# (F: target/i386/tcg/, F: tests/tcg/x86_64/).
 #
 # A negative control shows that the check fails: the first patch with one of
 # its added lines indented by a tab must give an ERROR.
@@ -56,7 +57,7 @@ for p in "${patches[@]}"; do
 	bad=$(grep '^bad ' <<<"$out")
 	is "$bad" "" "$p: QEMU checkpatch is clean (0 errors, 0 warnings but MAINTAINERS)"
 	case "$(subject "$f")" in
-	target/i386:\ ?* | softmmu:\ ?* | hw/intc/apic:\ ?*) pass "$p: subject names its subsystem" ;;
+	target/i386:\ ?* | softmmu:\ ?* | hw/intc/apic:\ ?* | tests/tcg/x86_64:\ ?*) pass "$p: subject names its subsystem" ;;
 	*) fail "$p: subject names its subsystem" "got: '$(subject "$f")'" ;;
 	esac
 	check "$p: signed off" grep -q '^Signed-off-by: ' "$f"

@@ -1,5 +1,7 @@
 # Patch-series helpers for the host tests (bash): the kernel series
-# (patches/, patches/6.12) and the QEMU one (vm/qemu) are read the same way.
+# (patches/, patches/6.12) and the QEMU one (vm/qemu) are read the same way,
+# and as the build scripts read them (vm/lib/series.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../../vm/lib/series.sh"
 
 # subject FILE: the Subject of a patch, unfolded, without the [PATCH n/m] tag
 subject() {
@@ -7,8 +9,7 @@ subject() {
 		sed 's/^Subject: \[PATCH[^]]*\] //'
 }
 
-# series FILE: the patches a series file lists, one a line (comments and
-# blank lines left out), for mapfile
+# series FILE: the names of the patch files a series file lists, in order
 series() {
-	grep -v -e '^#' -e '^[[:space:]]*$' "$1"
+	series_patches "$1" | sed 's|.*/||'
 }
