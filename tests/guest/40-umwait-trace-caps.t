@@ -32,12 +32,12 @@ loop() {
 	$tl "$@" >$tmp/loop.out 2>&1 &
 	loop_pid=$!
 	wait $loop_pid
-	report
+	read_loop
 	echo "# tpause-loop $_label: $line"
 }
 
-# report: parse $tmp/loop.out (tpause-loop's one line) into r_waits r_capped ...
-report() {
+# read_loop: parse $tmp/loop.out (tpause-loop's one line) into r_waits r_capped ...
+read_loop() {
 	line=$(cat $tmp/loop.out)
 	r_waits=x r_capped=x r_insn=x r_mean=x
 	eval "$(report tpause-loop "$line")"
@@ -202,7 +202,7 @@ if ut_start $tmp/a.out caps $tl; then
 		b_pid=$ut_pid
 		kill -CONT $loop_pid
 		wait $loop_pid
-		report
+		read_loop
 		echo "# tpause-loop pid-attach: $line"
 		ut_stop $b_pid
 		is "$ut_rc" 0 "-p PID: caps exits 0 on Ctrl-C"
@@ -236,7 +236,7 @@ if ut_start $tmp/caps.out caps tpause-loop; then
 	$tmp/cwd/tpause-loop -i tpause -n 20 -c 1000000 >$tmp/loop.out 2>&1 &
 	loop_pid=$!
 	wait $loop_pid
-	report
+	read_loop
 	echo "# tpause-loop bare-name-copy: $line"
 	ut_stop
 	is "$(grep "^$loop_pid " $tmp/caps.out | awk '{ print $1, $2, $3, $4, $5 }')" \
