@@ -64,7 +64,7 @@ declare -A summary
 summarize() {
 	local nr line k rest
 	while IFS=: read -r nr line; do
-		eval "$(report tpause-loop "$line")"
+		eval "$(report tpause-loop "$line" w_)"
 		[ -n "${w_tsc_begin:-}" ] || continue
 		printf '%s %016x %016x %s\n' "$nr" "$w_tsc_begin" "$w_tsc_end" "$w_insn"
 		unset w_tsc_begin w_tsc_end w_insn

@@ -119,13 +119,14 @@ until_true() {
 	done
 }
 
-# report TOOL TEXT: the key=value fields of the line in TEXT that has
-# "TOOL: key=..." (the lab's tools report so, one line) as assignments
-# r_KEY=VALUE, for eval: eval "$(report tpause-loop "$out")" sets r_waits,
-# r_capped, ... A line of TOOL's that is not a report (an error) sets nothing.
+# report TOOL TEXT [PREFIX]: the key=value fields of the line in TEXT that
+# has "TOOL: key=..." (the lab's tools report so, one line) as assignments
+# PREFIXKEY=VALUE (PREFIX: r_), for eval: eval "$(report tpause-loop "$out")"
+# sets r_waits, r_capped, ... A line of TOOL's that is not a report (an
+# error) sets nothing.
 report() {
 	printf '%s\n' "$2" | sed -n "s/^.*$1: \([a-z_][a-z_0-9]*=\)/\1/p" |
-		sed 's/\([a-z_][a-z_0-9]*\)=/r_\1=/g'
+		sed "s/\([a-z_][a-z_0-9]*\)=/${3:-r_}\1=/g"
 }
 
 # perf_counts FILE VAR=EVENT...: the counts in FILE (perf stat -x ';' -o FILE)
