@@ -122,25 +122,33 @@ static long minflt(void)
 	return ru.ru_minflt;
 }
 
+/* @n pages not touched yet, for W_FAULT (NULL for the others) */
+static char *fresh_pages(enum workload w, uint64_t n)
+{
+	char *mem;
+
+	if (w != W_FAULT)
+		return NULL;
+	mem = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		fprintf(stderr, "insn-count: mmap of %llu pages: %s; use a smaller -n\n",
+			(unsigned long long)n, strerror(errno));
+		exit(1);
+	}
+	/* a fault per page, not one per huge page */
+	madvise(mem, n * PAGE, MADV_NOHUGEPAGE);
+	return mem;
+}
+
 static void measure(int fd, enum workload w, uint64_t n, struct counts *c)
 {
 	struct {
 		uint64_t nr, enabled, running, v[3];
 	} buf;
-	char *mem = NULL;
+	char *mem = fresh_pages(w, n);
 	long f0;
 
-	if (w == W_FAULT) {
-		mem = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (mem == MAP_FAILED) {
-			fprintf(stderr, "insn-count: mmap of %llu pages: %s\n",
-				(unsigned long long)n, strerror(errno));
-			exit(1);
-		}
-		/* a fault per page, not one per huge page */
-		madvise(mem, n * PAGE, MADV_NOHUGEPAGE);
-	}
 	ioctl(fd, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
 	f0 = minflt();
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
@@ -199,15 +207,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (run_only) {
-		char *mem = NULL;
-
-		if (w == W_FAULT) {
-			mem = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (mem == MAP_FAILED)
-				return 1;
-		}
-		run(w, n, mem);
+		run(w, n, fresh_pages(w, n));
 		return 0;
 	}
 	fd = open_event(-1, 0);
