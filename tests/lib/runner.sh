@@ -14,6 +14,14 @@ skip_allowed() {
 	return 1
 }
 
+# not_ok TEXT: one failed test of the runner's own; its line is echoed and
+# kept in $out/failures, which the summary lists
+not_ok() {
+	failed=$((failed + 1))
+	echo "  not ok - $1"
+	printf '%s\n' "$1" >>"$out/failures"
+}
+
 # tally NAME < TAP: count one test file's results, echo them with its name; a
 # file without a plan line ("1..N"), or that ran other than N tests, fails
 tally() {
@@ -29,35 +37,32 @@ tally() {
 				echo "  $line"
 				printf '%s: %s\n' "$name" "${line#*# SKIP }" >>"$out/allowed-skips"
 			else
-				failed=$((failed + 1)); nfail=$((nfail + 1))
-				echo "  not ok - $name skipped a test, and tests/skips.allow does not allow it: $line"
+				nfail=$((nfail + 1))
+				not_ok "$name skipped a test, and tests/skips.allow does not allow it: $line"
 			fi ;;
 		"ok "*)
 			passed=$((passed + 1)); nrun=$((nrun + 1))
 			echo "  $line" ;;
 		"not ok "*)
 			failed=$((failed + 1)); nfail=$((nfail + 1)); nrun=$((nrun + 1))
-			echo "  $line" ;;
+			echo "  $line"
+			printf '%s: %s\n' "$name" "${line#not ok }" >>"$out/failures" ;;
 		"# seconds: "*)
 			printf '%s\t%s\n' "${line#\# seconds: }" "$name" >>"$out/file-seconds" ;;
 		"# exit: "*)
 			local rc=${line#\# exit: }
 			if [ "$rc" != 0 ] && [ $nfail -eq 0 ]; then
-				failed=$((failed + 1))
-				echo "  not ok - $name exited $rc without a failing test"
+				not_ok "$name exited $rc without a failing test"
 			fi ;;
 		"#"*) echo "  $line" ;;
 		esac
 	done
 	if [ $nrun -eq 0 ]; then
-		failed=$((failed + 1))
-		echo "  not ok - $name ran no test"
+		not_ok "$name ran no test"
 	elif [ -z "$plan" ]; then
-		failed=$((failed + 1))
-		echo "  not ok - $name printed no plan (1..N): cut short?"
+		not_ok "$name printed no plan (1..N): cut short?"
 	elif [ "$plan" != "$nrun" ]; then
-		failed=$((failed + 1))
-		echo "  not ok - $name planned $plan tests and ran $nrun"
+		not_ok "$name planned $plan tests and ran $nrun"
 	fi
 }
 
@@ -79,15 +84,14 @@ split_suites() {
 		*) [ -n "$name" ] && printf '%s\n' "$line" >>"$section" ;;
 		esac
 	done <"$log"
-	[ -n "$name" ] && { echo "$name"; tally "$name" <"$section"; echo "  not ok - $name: suite cut short"; failed=$((failed + 1)); }
+	[ -n "$name" ] && { echo "$name"; tally "$name" <"$section"; not_ok "$name: suite cut short"; }
 }
 
 # kernel_clean NAME CONSOLE_LOG: one test that the boot left no kernel warning
 kernel_clean() {
 	local name=$1 log=$2 bad
 	if [ ! -s "$log" ]; then
-		failed=$((failed + 1))
-		echo "  not ok - $name: no kernel console log ($log): cannot tell whether it is clean"
+		not_ok "$name: no kernel console log ($log): cannot tell whether it is clean"
 		return
 	fi
 	# lockdep reports start with "WARNING:" or "BUG:"; RCU stalls say "detected stall"
@@ -96,8 +100,7 @@ kernel_clean() {
 		passed=$((passed + 1))
 		echo "  ok - $name: kernel log has no WARNING/BUG/lockdep/sleeping-function report"
 	else
-		failed=$((failed + 1))
-		echo "  not ok - $name: kernel log has a report:"
+		not_ok "$name: kernel log has a report:"
 		printf '%s\n' "$bad" | sed 's/^/  #   /'
 	fi
 }
@@ -123,8 +126,7 @@ expect_ran() {
 	local f
 	for f in "$@"; do
 		grep -qxF -- "$f" "$out/ran" 2>/dev/null && continue
-		failed=$((failed + 1))
-		echo "  not ok - $f never ran (its boot ended before it, or it printed no '# file:' line)"
+		not_ok "$f never ran (its boot ended before it, or it printed no '# file:' line)"
 	done
 }
 
@@ -158,9 +160,19 @@ boot_end() {
 	echo "== boot: $name"
 	split_suites "$out/guest-$name.log"
 	if ! grep -q '^# suite done' "$out/guest-$name.log"; then
-		failed=$((failed + 1))
-		echo "  not ok - boot $name did not finish its suite (vm/run exit $rc):"
+		not_ok "boot $name did not finish its suite (vm/run exit $rc):"
 		sed 's/^/  #   /' "$out/guest-$name.err" | tail -n 40
 	fi
 	kernel_clean "$name" "$out/console-$name.log"
+}
+
+# summary: the failures again, so that the end of a long log names them, and
+# the closing line; returns 0 when nothing failed
+summary() {
+	if [ -s "$out/failures" ]; then
+		echo "Failed:"
+		sed 's/^/  /' "$out/failures"
+	fi
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
 }
