@@ -16,46 +16,24 @@
 # smm-init's AP takes the INIT inside its SMI handler.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/tcg.sh"
 
-qdir=$("$top/vm/ensure" qemu 2>/dev/null)
-tcg=$qdir/tcg
-if [ -z "$qdir" ] || [ ! -r "$tcg/x86_64-softmmu/config-target.mak" ] ||
-	[ ! -r "$tcg/src/tests/tcg/x86_64/system/waitpkg.c" ]; then
-	fail "QEMU's tests/tcg harness for x86_64-softmmu" \
-		"none in the cached build '$qdir': vm/build-qemu keeps it in OUTDIR/tcg"
-	done_testing
-	exit
-fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# the build directory's layout, in a scratch copy (the cache stays clean)
-mkdir "$tmp/x86_64-softmmu"
-cp "$tcg/config-host.mak" "$tmp/"
-cp "$tcg/x86_64-softmmu/config-target.mak" "$tmp/x86_64-softmmu/"
-ln -s "$tcg/src/tests/tcg/Makefile.target" "$tmp/x86_64-softmmu/Makefile"
-# LAB_QEMU runs another binary with the same tests (as vm/run does)
-qemu="${LAB_QEMU:-$qdir/bin/qemu-system-x86_64} -L /usr/share/qemu -L /usr/share/seabios -net none"
+tcg_setup "$tmp"
 
 for run in run-waitpkg run-waitpkg-icount run-pmu run-pmu-icount run-pmu-noapic run-smm-init; do
-	make -s -C "$tmp/x86_64-softmmu" SRC_PATH="$tcg/src" QEMU="$qemu" \
-		"$run" >"$tmp/$run.log" 2>&1
+	tcg_make "$tmp" "$run" >"$tmp/$run.log" 2>&1
 	rc=$?
 	# the plain runs write TEST.out, the others RUN.out
 	out=$tmp/x86_64-softmmu/$run.out
 	[ -r "$out" ] || out=$tmp/x86_64-softmmu/${run#run-}.out
-	n=0
-	while IFS= read -r line; do
-		case "$line" in
-		'ok: '*) pass "$run: ${line#ok: }"; n=$((n + 1)) ;;
-		'FAIL: '*' failed') ;;
-		'FAIL: '*) fail "$run: ${line#FAIL: }"; n=$((n + 1)) ;;
-		esac
-	done < <(cat "$out" 2>/dev/null)
+	tcg_checks "$run" "$out"
 	if [ $rc -ne 0 ] || ! grep -q '^PASS: 0 failed$' "$out" 2>/dev/null; then
-		fail "$run: QEMU's harness ran it to 'PASS: 0 failed' (exit $rc, $n checks)"
+		fail "$run: QEMU's harness ran it to 'PASS: 0 failed' (exit $rc, $tcg_n checks)"
 		grep -v -e '^ok: ' -e 'warning:\|NOTE:' "$tmp/$run.log" | tail -n 5 | sed 's/^/#   /'
 	else
-		pass "$run: QEMU's harness ran it to 'PASS: 0 failed' ($n checks)"
+		pass "$run: QEMU's harness ran it to 'PASS: 0 failed' ($tcg_n checks)"
 	fi
 done
 done_testing

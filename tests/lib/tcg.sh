@@ -1,0 +1,48 @@
+# QEMU's tests/tcg harness for x86_64-softmmu, as vm/build-qemu keeps it in
+# the cached QEMU build (OUTDIR/tcg: the sources and configure's files).
+# Sourced by host tests after tests/lib/tap.sh; uses the caller's top.
+
+# tcg_setup DIR: make DIR/x86_64-softmmu a scratch build directory of the
+# harness (the cache stays clean); sets tcg (the kept tree) and tcg_qemu (the
+# binary and the firmware paths: LAB_QEMU runs another binary, as vm/run
+# does).  Without a harness in the cache: one failed check, and exit.
+tcg_setup() {
+	local qdir
+	qdir=$("$top/vm/ensure" qemu 2>/dev/null)
+	tcg=$qdir/tcg
+	if [ -z "$qdir" ] || [ ! -r "$tcg/x86_64-softmmu/config-target.mak" ] ||
+		[ ! -r "$tcg/src/tests/tcg/x86_64/system/x86.h" ]; then
+		fail "QEMU's tests/tcg harness for x86_64-softmmu" \
+			"none in the cached build '$qdir': vm/build-qemu keeps it in OUTDIR/tcg"
+		done_testing
+		exit
+	fi
+	mkdir "$1/x86_64-softmmu"
+	cp "$tcg/config-host.mak" "$1/"
+	cp "$tcg/x86_64-softmmu/config-target.mak" "$1/x86_64-softmmu/"
+	ln -s "$tcg/src/tests/tcg/Makefile.target" "$1/x86_64-softmmu/Makefile"
+	tcg_qemu="${LAB_QEMU:-$qdir/bin/qemu-system-x86_64} -L /usr/share/qemu -L /usr/share/seabios -net none"
+}
+
+# tcg_make DIR TARGET...: make TARGETs in DIR/x86_64-softmmu with the kept
+# sources (a test's own .c copied there builds as QEMU's own do)
+tcg_make() {
+	local dir=$1
+	shift
+	make -s -C "$dir/x86_64-softmmu" SRC_PATH="$tcg/src" QEMU="$tcg_qemu" \
+		EXTRA_CFLAGS="-I$tcg/src/tests/tcg/x86_64/system" "$@"
+}
+
+# tcg_checks NAME FILE: each "ok: WHAT" or "FAIL: WHAT" line a test printed
+# to FILE is one check, "NAME: WHAT"; sets tcg_n to how many there were
+tcg_checks() {
+	local line
+	tcg_n=0
+	while IFS= read -r line; do
+		case "$line" in
+		'ok: '*) pass "$1: ${line#ok: }"; tcg_n=$((tcg_n + 1)) ;;
+		'FAIL: '*' failed') ;;
+		'FAIL: '*) fail "$1: ${line#FAIL: }"; tcg_n=$((tcg_n + 1)) ;;
+		esac
+	done < <(cat "$2" 2>/dev/null)
+}
