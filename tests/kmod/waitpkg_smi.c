@@ -9,7 +9,8 @@
  * hence this module.
  *
  * A kernel thread bound to CPU 1 writes the port every period_us
- * microseconds for duration_ms milliseconds, then logs how many times
+ * microseconds until 1 is written to its parameter stop, or for
+ * duration_ms milliseconds at most, then logs how many times
  * ("waitpkg_smi: done: N SMIs") and ends. The module stays loaded (the
  * lab's kernels cannot unload modules), idle.
  */
@@ -29,15 +30,19 @@ static unsigned int period_us = 200;
 module_param(period_us, uint, 0444);
 MODULE_PARM_DESC(period_us, "Microseconds between two SMIs (default 200)");
 
-static unsigned int duration_ms = 3000;
+static unsigned int duration_ms = 60000;
 module_param(duration_ms, uint, 0444);
-MODULE_PARM_DESC(duration_ms, "Milliseconds to raise SMIs for (default 3000)");
+MODULE_PARM_DESC(duration_ms, "Milliseconds to raise SMIs for at most (default 60000)");
+
+static bool stop;
+module_param(stop, bool, 0644);
+MODULE_PARM_DESC(stop, "Write 1 to stop raising SMIs");
 
 static int smi_fn(void *arg)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(duration_ms), smis = 0;
 
-	while (time_before(jiffies, end)) {
+	while (time_before(jiffies, end) && !READ_ONCE(stop)) {
 		outb(0, APM_CNT);
 		smis++;
 		usleep_range(period_us, period_us + period_us / 4 + 1);
@@ -59,7 +64,7 @@ static int __init waitpkg_smi_init(void)
 		return PTR_ERR(thread);
 	kthread_bind(thread, 1);
 	wake_up_process(thread);
-	pr_info("waitpkg_smi: raising SMIs from CPU 1 every %u us for %u ms\n",
+	pr_info("waitpkg_smi: raising SMIs from CPU 1 every %u us for %u ms at most\n",
 		period_us, duration_ms);
 	return 0;
 }
