@@ -9,8 +9,10 @@ tl=/lab/bin/tpause-loop
 tmp=$(mktemp -d)
 
 # 1. caps -p PID whose process is killed mid-run: it keeps going, counts
-#    nothing of a later process of the same program, prints totals on SIGINT
-$tl -n 20000 -c 200000 -p 1 >/dev/null 2>&1 &
+#    nothing of a later process of the same program, prints totals on SIGINT.
+#    The target waits until it is killed (a count it cannot reach): a slow
+#    guest must not let it end on its own before the SIGTERM.
+$tl -n 1000000000 -c 200000 -p 1 >/dev/null 2>&1 &
 loop_pid=$!
 # attach while the process is stopped, once it is tpause-loop and not yet done
 i=0
