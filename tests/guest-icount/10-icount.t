@@ -73,7 +73,7 @@ diag "$out"
 r_user=-1 r_base_user=0
 eval "$(report insn-count "$out")"
 is "$((r_user - r_base_user))" $((6 * 4999)) "5000 REP MOVSB iterations retire exactly 6 user-mode instructions each"
-out=$(cd $tmp && perf record -o $tmp/perf.data -e instructions:u -c 1000000 -- \
+out=$(cd $tmp && perf_unthrottled perf record -o $tmp/perf.data -e instructions:u -c 1000000 -- \
 	insn-count -w loop -n 5000000 --run-only 2>&1)
 samples=$(perf_samples "$out")
 is "${samples:-none}" 10 "perf record -e instructions:u -c 1000000 of 10M instructions: 10 samples"

@@ -42,7 +42,7 @@ done
 # or raised so late (a timer's guess, on a loaded host) that perf dropped
 # the period it overran.
 tmp=$(mktemp -d)
-out=$(cd $tmp && perf record -o $tmp/perf.data -e instructions:u -c 1000000 -- \
+out=$(cd $tmp && perf_unthrottled perf record -o $tmp/perf.data -e instructions:u -c 1000000 -- \
 	insn-count -w loop -n 10000000 --run-only 2>&1)
 samples=$(perf_samples "$out")
 diag "perf record -e instructions:u -c 1000000: ${samples:-?} samples"

@@ -145,6 +145,23 @@ perf_samples() {
 	printf '%s\n' "$1" | sed -n 's/.*perf record: Captured and wrote .*(\([0-9]*\) samples).*/\1/p'
 }
 
+# perf_unthrottled CMD...: CMD with perf's sampling not throttled in the
+# guest.  Linux lowers kernel.perf_event_max_sample_rate each time a PMI
+# handler runs long, as they do under TCG when the host preempts a vCPU, and
+# then drops the overflows past its samples per tick: a count of samples
+# would depend on the host's load.  0 in perf_cpu_time_max_percent turns
+# that off (the kernel warns once) for CMD, at the default rate; the old
+# setting comes back after it.
+perf_unthrottled() {
+	_tap_pct=$(cat /proc/sys/kernel/perf_cpu_time_max_percent)
+	echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
+	echo 100000 >/proc/sys/kernel/perf_event_max_sample_rate
+	"$@"
+	_tap_rc=$?
+	echo "$_tap_pct" >/proc/sys/kernel/perf_cpu_time_max_percent
+	return $_tap_rc
+}
+
 done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_failed" -eq 0 ]
