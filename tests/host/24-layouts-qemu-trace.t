@@ -10,8 +10,11 @@
 # The marker wait (the first wait, before the attribution window) is
 # counted by caps, not by the trace: one more at its site.
 # The observer check, per site: its capped share with caps attached is that
-# of the run without caps, within 10 points.  Its negative control: with
-# --hist-perturbing (a probe on each wait itself) most sites' shares must differ.
+# of the run without caps, within 3 standard errors of the difference of two
+# shares (binomial), and no closer than 10 points: a site of 10 waits moves
+# by 10 points with one wait a tick delays past its cap.  Its negative
+# control: with --hist-perturbing (a probe on each wait itself) the run's
+# share must differ by more than that.
 . "$(dirname "$0")/../lib/tap.sh"
 
 for k in "" -6.12; do
@@ -28,7 +31,7 @@ for k in "" -6.12; do
 		diag) diag "$name: $a" ;;
 		esac
 	done < <(python3 - "$log" "${LAB_RESULTS:-/tmp}/layouts$k.attr" <<'PY'
-import re, sys
+import math, re, sys
 log, attr = sys.argv[1], sys.argv[2]
 sites, report, runs = {}, {}, {}
 for line in open(log, errors="replace"):
@@ -57,6 +60,11 @@ def marker_offset(label):
         if start <= mk < end and "layouts-" in path:
             return "0x%x" % (mk - start + off)
     return None
+
+def bound(s1, n1, s2, n2):
+    """Points two capped shares (percent, of n1 and n2 waits) may differ by"""
+    p = (s1 * n1 + s2 * n2) / (100.0 * (n1 + n2))
+    return max(10, int(math.ceil(300 * math.sqrt(p * (1 - p) * (1.0 / n1 + 1.0 / n2)))))
 
 def share(d, off):
     w, c = d.get(off, (0, 0))
@@ -94,24 +102,27 @@ for label in sorted(sites):
         s_bare, n_bare = share(tb, off)
         s_caps, n_caps = share(trace, off)
         if n_bare >= 10 and n_caps >= 10:
-            print("ok|%d|%s %s %s: capped share with caps %d%% (%d waits) and without %d%% (%d): within 10 points|"
-                  % (abs(s_caps - s_bare) <= 10, label, off, sym, s_caps, n_caps, s_bare, n_bare))
+            b = bound(s_caps, n_caps, s_bare, n_bare)
+            print("ok|%d|%s %s %s: capped share with caps %d%% (%d waits) and without %d%% (%d): within %d points|"
+                  % (abs(s_caps - s_bare) <= b, label, off, sym, s_caps, n_caps, s_bare, n_bare, b))
         else:
             print("diag|%s %s %s: %d and %d traced waits: too few for the observer check" % (label, off, sym, n_caps, n_bare))
     # the whole run's share: waits run out of line (a probe on them) count too
     tot = lambda r: (100 * int(r[7]) // max(int(r[6]), 1), int(r[6]))
     (s_caps, n_caps), (s_bare, n_bare) = tot(r), tot(bare)
-    print("ok|%d|%s: the run's capped share with caps %d%% (%d waits) and without %d%% (%d): within 10 points|"
-          % (abs(s_caps - s_bare) <= 10, label, s_caps, n_caps, s_bare, n_bare))
+    b = bound(s_caps, max(n_caps, 1), s_bare, max(n_bare, 1))
+    print("ok|%d|%s: the run's capped share with caps %d%% (%d waits) and without %d%% (%d): within %d points|"
+          % (abs(s_caps - s_bare) <= b, label, s_caps, n_caps, s_bare, n_bare, b))
     h = res.get(label + "-hist")
     if label == "lay-gcc-O2":
         ok = bool(h and h[1] == "yes")
         print("ok|%d|%s-hist: the negative control ran and its marker is in the trace" % (ok, label))
         if ok:
             s_h, n_h = tot(h)
+            b = bound(s_h, max(n_h, 1), s_bare, max(n_bare, 1))
             print("ok|%d|%s-hist: with a probe on each wait (--hist-perturbing) the run's capped share %d%% (%d waits) "
-                  "is not within 10 points of %d%%: the observer check can fail|"
-                  % (abs(s_h - s_bare) > 10, label, s_h, n_h, s_bare))
+                  "is not within %d points of %d%%: the observer check can fail|"
+                  % (abs(s_h - s_bare) > b, label, s_h, n_h, b, s_bare))
 PY
 )
 done
