@@ -18,14 +18,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 tcg_setup "$tmp"
-prog=$tmp/x86_64-softmmu/pmu-savevm
-cp "$top/tests/fixtures/pmu-savevm.c" "$prog.c"
-if ! tcg_make "$tmp" pmu-savevm >"$tmp/build.log" 2>&1; then
-	fail "tests/fixtures/pmu-savevm.c builds with QEMU's tests/tcg harness" \
-		"$(tail -n 3 "$tmp/build.log")"
-	done_testing
-	exit
-fi
+tcg_fixture "$tmp" pmu-savevm
 qmp=$top/tests/lib/qmp.py
 
 # start MODE N ARGS...: QEMU number N of MODE on the program, in the

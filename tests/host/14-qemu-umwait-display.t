@@ -17,14 +17,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 tcg_setup "$tmp"
-prog=$tmp/x86_64-softmmu/umwait-display
-cp "$top/tests/fixtures/umwait-display.c" "$prog.c"
-if ! tcg_make "$tmp" umwait-display >"$tmp/build.log" 2>&1; then
-	fail "tests/fixtures/umwait-display.c builds with QEMU's tests/tcg harness" \
-		"$(tail -n 3 "$tmp/build.log")"
-	done_testing
-	exit
-fi
+tcg_fixture "$tmp" umwait-display
 qmp=$top/tests/lib/qmp.py
 out=$tmp/out
 

@@ -46,3 +46,18 @@ tcg_checks() {
 		esac
 	done < <(cat "$2" 2>/dev/null)
 }
+
+# tcg_fixture DIR NAME: build tests/fixtures/NAME.c (and the headers it may
+# include: tests/fixtures/tcg-*.h) in DIR/x86_64-softmmu as QEMU's own system
+# tests are built; sets prog to the program.  If it does not build: one
+# failed check, and exit.
+tcg_fixture() {
+	prog=$1/x86_64-softmmu/$2
+	cp "$top/tests/fixtures/$2.c" "$top"/tests/fixtures/tcg-*.h "$1/x86_64-softmmu/"
+	if ! tcg_make "$1" "$2" >"$1/build-$2.log" 2>&1; then
+		fail "tests/fixtures/$2.c builds with QEMU's tests/tcg harness" \
+			"$(tail -n 3 "$1/build-$2.log")"
+		done_testing
+		exit
+	fi
+}
