@@ -18,12 +18,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/tcg.sh"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tcg_setup "$tmp"
+tcg_setup
 
 for run in run-waitpkg run-waitpkg-icount run-pmu run-pmu-icount run-pmu-noapic run-smm-init; do
-	tcg_make "$tmp" "$run" >"$tmp/$run.log" 2>&1
+	tcg_make "$run" >"$tmp/$run.log" 2>&1
 	rc=$?
 	# the plain runs write TEST.out, the others RUN.out
 	out=$tmp/x86_64-softmmu/$run.out

@@ -15,11 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/tcg.sh"
 
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-tcg_setup "$tmp"
-tcg_fixture "$tmp" pmu-savevm
-qmp=$top/tests/lib/qmp.py
+tcg_fixture pmu-savevm
 
 # start MODE N ARGS...: QEMU number N of MODE on the program, in the
 # background (at most 600 s); its debug console in $tmp/MODE-N.out

@@ -14,11 +14,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/tcg.sh"
 
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-tcg_setup "$tmp"
-tcg_fixture "$tmp" umwait-display
-qmp=$top/tests/lib/qmp.py
+tcg_fixture umwait-display
 out=$tmp/out
 
 # two QMP monitors: the screen dumps' loop holds one

@@ -2,12 +2,18 @@
 # the cached QEMU build (OUTDIR/tcg: the sources and configure's files).
 # Sourced by host tests after tests/lib/tap.sh; uses the caller's top.
 
-# tcg_setup DIR: make DIR/x86_64-softmmu a scratch build directory of the
+# the QMP client of the tests that drive QEMU themselves
+qmp=$top/tests/lib/qmp.py
+
+# tcg_setup: make a scratch directory, tmp (removed at exit, with any
+# background job killed), whose x86_64-softmmu is a build directory of the
 # harness (the cache stays clean); sets tcg (the kept tree) and tcg_qemu (the
 # binary and the firmware paths: LAB_QEMU runs another binary, as vm/run
 # does).  Without a harness in the cache: one failed check, and exit.
 tcg_setup() {
 	local qdir
+	tmp=$(mktemp -d)
+	trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 	qdir=$("$top/vm/ensure" qemu 2>/dev/null)
 	tcg=$qdir/tcg
 	if [ -z "$qdir" ] || [ ! -r "$tcg/x86_64-softmmu/config-target.mak" ] ||
@@ -17,19 +23,17 @@ tcg_setup() {
 		done_testing
 		exit
 	fi
-	mkdir "$1/x86_64-softmmu"
-	cp "$tcg/config-host.mak" "$1/"
-	cp "$tcg/x86_64-softmmu/config-target.mak" "$1/x86_64-softmmu/"
-	ln -s "$tcg/src/tests/tcg/Makefile.target" "$1/x86_64-softmmu/Makefile"
+	mkdir "$tmp/x86_64-softmmu"
+	cp "$tcg/config-host.mak" "$tmp/"
+	cp "$tcg/x86_64-softmmu/config-target.mak" "$tmp/x86_64-softmmu/"
+	ln -s "$tcg/src/tests/tcg/Makefile.target" "$tmp/x86_64-softmmu/Makefile"
 	tcg_qemu="${LAB_QEMU:-$qdir/bin/qemu-system-x86_64} -L /usr/share/qemu -L /usr/share/seabios -net none"
 }
 
-# tcg_make DIR TARGET...: make TARGETs in DIR/x86_64-softmmu with the kept
+# tcg_make TARGET...: make TARGETs in $tmp/x86_64-softmmu with the kept
 # sources (a test's own .c copied there builds as QEMU's own do)
 tcg_make() {
-	local dir=$1
-	shift
-	make -s -C "$dir/x86_64-softmmu" SRC_PATH="$tcg/src" QEMU="$tcg_qemu" \
+	make -s -C "$tmp/x86_64-softmmu" SRC_PATH="$tcg/src" QEMU="$tcg_qemu" \
 		EXTRA_CFLAGS="-I$tcg/src/tests/tcg/x86_64/system" "$@"
 }
 
@@ -47,16 +51,17 @@ tcg_checks() {
 	done < <(cat "$2" 2>/dev/null)
 }
 
-# tcg_fixture DIR NAME: build tests/fixtures/NAME.c (and the headers it may
-# include: tests/fixtures/tcg-*.h) in DIR/x86_64-softmmu as QEMU's own system
-# tests are built; sets prog to the program.  If it does not build: one
-# failed check, and exit.
+# tcg_fixture NAME: build tests/fixtures/NAME.c (and the headers it may
+# include: tests/fixtures/tcg-*.h) in $tmp/x86_64-softmmu as QEMU's own
+# system tests are built, after tcg_setup; sets prog to the program.  If it
+# does not build: one failed check, and exit.
 tcg_fixture() {
-	prog=$1/x86_64-softmmu/$2
-	cp "$top/tests/fixtures/$2.c" "$top"/tests/fixtures/tcg-*.h "$1/x86_64-softmmu/"
-	if ! tcg_make "$1" "$2" >"$1/build-$2.log" 2>&1; then
-		fail "tests/fixtures/$2.c builds with QEMU's tests/tcg harness" \
-			"$(tail -n 3 "$1/build-$2.log")"
+	tcg_setup
+	prog=$tmp/x86_64-softmmu/$1
+	cp "$top/tests/fixtures/$1.c" "$top"/tests/fixtures/tcg-*.h "$tmp/x86_64-softmmu/"
+	if ! tcg_make "$1" >"$tmp/build-$1.log" 2>&1; then
+		fail "tests/fixtures/$1.c builds with QEMU's tests/tcg harness" \
+			"$(tail -n 3 "$tmp/build-$1.log")"
 		done_testing
 		exit
 	fi
