@@ -52,7 +52,7 @@ if [ $rc -ne 0 ] || ! grep -qx 'PASS: 0 failed' "$out"; then
 else
 	pass "the program ran to 'PASS: 0 failed' ($tcg_n checks)"
 fi
-grep -E '^[0-9]+ rounds' "$out" | sed 's/^/# /'
+grep -E '^[0-9]+ rounds|^store to wake' "$out" | sed 's/^/# /'
 # the VGA's own rendering of the frame: a binary PPM of the VBE mode
 is "$(head -c 15 "$tmp/screen.ppm" 2>/dev/null | tr '\n' ' ')" "P6 640 480 255 " \
 	"the screen dumps are of the VBE mode 640x480"
