@@ -66,3 +66,47 @@ tcg_fixture() {
 		exit
 	fi
 }
+
+# tcg_start NAME ARGS...: run the program on QEMU in the background (at most
+# 900 s), as QEMU's harness runs its system tests: its debug console in
+# $tmp/NAME.out, QEMU's own output in $tmp/NAME.log, a QMP socket at
+# $tmp/NAME.qmp; ARGS go before -kernel.  Its pid in tcg_pid.
+tcg_start() {
+	local name=$1
+	shift
+	# shellcheck disable=SC2086 # tcg_qemu is the binary and its options
+	timeout 900 $tcg_qemu -display none -monitor none \
+		-chardev "file,path=$tmp/$name.out,id=output" -device isa-debugcon,chardev=output \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x4 \
+		-qmp "unix:$tmp/$name.qmp,server=on,wait=off" "$@" -kernel "$prog" \
+		>"$tmp/$name.log" 2>&1 &
+	tcg_pid=$!
+}
+
+# tcg_said NAME LINE: wait until the program of tcg_start NAME prints LINE,
+# or its QEMU ends; false if it ended without it (one failed check, with
+# the ends of its output)
+tcg_said() {
+	until grep -qxF -- "$2" "$tmp/$1.out" 2>/dev/null; do
+		kill -0 "$tcg_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -qxF -- "$2" "$tmp/$1.out" 2>/dev/null && return 0
+	fail "$1: the program reached '$2'" "$(tail -n 3 "$tmp/$1.out" "$tmp/$1.log" 2>&1)"
+	return 1
+}
+
+# tcg_passed NAME: after tcg_start NAME's QEMU: its checks (tcg_checks), and
+# one that the program ran to "PASS: 0 failed" and QEMU exited 0
+tcg_passed() {
+	local rc
+	wait "$tcg_pid"
+	rc=$?
+	tcg_checks "$1" "$tmp/$1.out"
+	if [ $rc -ne 0 ] || ! grep -qx 'PASS: 0 failed' "$tmp/$1.out" 2>/dev/null; then
+		fail "$1: the program ran to 'PASS: 0 failed' (exit $rc, $tcg_n checks)" \
+			"$(tail -n 3 "$tmp/$1.out" "$tmp/$1.log" 2>&1)"
+	else
+		pass "$1: the program ran to 'PASS: 0 failed' ($tcg_n checks)"
+	fi
+}
