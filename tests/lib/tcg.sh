@@ -3,7 +3,7 @@
 # Sourced by host tests after tests/lib/tap.sh; uses the caller's top.
 
 # the QMP client of the tests that drive QEMU themselves
-qmp=$top/tests/lib/qmp.py
+qmp=$top/vm/lib/qmp.py
 
 # tcg_setup: make a scratch directory, tmp (removed at exit, with any
 # background job killed), whose x86_64-softmmu is a build directory of the
