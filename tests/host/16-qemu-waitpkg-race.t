@@ -18,7 +18,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [ -n "${LAB_QEMU_TSAN:-}" ]; then
 	export LAB_QEMU=$LAB_QEMU_TSAN
-elif tsan_dir=$("$top/vm/ensure" qemu-tsan 2>"$top/build/qemu-tsan.log"); then
+elif mkdir -p "$top/build" &&
+	tsan_dir=$("$top/vm/ensure" qemu-tsan 2>"$top/build/qemu-tsan.log"); then
 	export LAB_QEMU=$tsan_dir/bin/qemu-system-x86_64
 else
 	fail "the series' QEMU builds with ThreadSanitizer" "$(tail -n 5 "$top/build/qemu-tsan.log")"
