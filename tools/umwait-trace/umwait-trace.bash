@@ -12,8 +12,16 @@ _umwait_trace()
 	fi
 
 	case $prev in
-	-p | --pid)
+	-p | --pid | -t | --tid)
 		_pids
+		return
+		;;
+	--cgroup)
+		_filedir -d
+		return
+		;;
+	--source)
+		COMPREPLY=($(compgen -W "auto umwait msr" -- "$cur"))
 		return
 		;;
 	--format)
@@ -32,8 +40,8 @@ _umwait_trace()
 	local opts
 	case ${words[1]} in
 	status) opts="--format --json --output -o --verbose -v --help" ;;
-	events) opts="--timestamp -T --json --duration -d --verbose -v --help" ;;
-	caps) opts="--pid -p --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v --help" ;;
+	events) opts="--timestamp -T --json --duration -d --source --verbose -v --help" ;;
+	caps) opts="--pid -p --tid -t --cgroup --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v --help" ;;
 	sites) opts="--pid -p --exact --verbose -v --help" ;;
 	*) return ;;
 	esac
