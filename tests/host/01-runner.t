@@ -129,13 +129,24 @@ is "$got" "this run's line" "ut_start: back on this run's 'Attached', not on one
 # only then installs its handler: the race, made certain. The stop runs
 # under timeout(1), so a lost SIGINT fails the check instead of hanging the
 # file. Second: a tracer that never ends on SIGINT is killed after
-# TR_BOUND s and reported, not waited for.
+# TR_BOUND s and reported, not waited for. Third: one that takes longer
+# than TR_BOUND s to end, but closes a descriptor more often than that (as
+# caps --all releasing hundreds of BPF links does), is waited for.
 cat >"$tmp/late-int" <<'EOF'
 #!/usr/bin/perl
-# LATE_INT_DEAF=1: at once a handler that ignores the signal
+# LATE_INT_DEAF=1: at once a handler that ignores the signal;
+# LATE_INT_SLOW=1: at once a handler that closes 10 descriptors 0.3 s apart
+my @fds;
+open($fds[$_], "<", "/dev/null") for 0 .. 9;
 print STDERR "Attached 1 probe (stand-in)\n";
-for (my $i = 0; $i < 200 && !-e $ENV{LATE_INT_SENT} && !$ENV{LATE_INT_DEAF}; $i++) { select(undef, undef, undef, 0.01); }
-$SIG{INT} = $ENV{LATE_INT_DEAF} ? sub { } : sub { print "ended on SIGINT\n"; exit 0 };
+for (my $i = 0; $i < 200 && !-e $ENV{LATE_INT_SENT} && !$ENV{LATE_INT_DEAF} && !$ENV{LATE_INT_SLOW}; $i++) {
+	select(undef, undef, undef, 0.01);
+}
+$SIG{INT} = $ENV{LATE_INT_DEAF} ? sub { } : sub {
+	if ($ENV{LATE_INT_SLOW}) { select(undef, undef, undef, 0.3), close($_) for @fds; }
+	print "ended on SIGINT\n";
+	exit 0;
+};
 sleep 1 for 1 .. 120;
 exit 3;
 EOF
@@ -156,7 +167,9 @@ stop_race() {
 is "$(stop_race | tr '\n' ' ')" "rc=0 ended on SIGINT exit 0 " \
 	"tr_stop: a tracer that is ready before its SIGINT handler exists gets a SIGINT it does not lose"
 is "$(LATE_INT_DEAF=1 stop_race 1 | sed 's/PID [0-9]*/PID N/; s/: state .*//' | tr '\n' ' ')" \
-	"stop: PID N (late-int) still running 1 s after SIGINT rc=137  exit 0 " \
+	"stop: PID N (late-int) still running 1 s after SIGINT (or after it last closed a descriptor) rc=137  exit 0 " \
 	"tr_stop: a tracer that does not end on SIGINT is killed after TR_BOUND s, and says so"
+is "$(LATE_INT_SLOW=1 stop_race 2 | tr '\n' ' ')" "rc=0 ended on SIGINT exit 0 " \
+	"tr_stop: a tracer that ends in 3 s, closing a descriptor every 0.3 s, is waited for past a 2 s TR_BOUND"
 
 done_testing

@@ -90,17 +90,23 @@ tr_stop() {
 	tr_reap $_tr_p
 }
 
-# tr_reap PID: wait for PID to end after a signal, as tr_stop says
+# tr_reap PID: wait for PID to end after a signal, as tr_stop says. A
+# tracer that closes descriptors on its way out makes progress, and the
+# bound counts from the last one it closed: on 6.1 each BPF link's release
+# waits for an RCU grace period (perf_event_detach_bpf_prog), and a tracer
+# with hundreds of links (caps --all) takes minutes to end in a TCG guest.
 tr_reap() {
-	_tr_i=0
+	_tr_i=0 _tr_fds=$(ls /proc/$1/fd 2>/dev/null | wc -l)
 	while tr_alive $1; do
 		if [ $_tr_i -ge $((${TR_BOUND:-300} * 10)) ]; then
-			tr_why="PID $1 ($(cat /proc/$1/comm 2>/dev/null)) still running ${TR_BOUND:-300} s after SIGINT: state $(sed -n 's/^State:[[:space:]]*//p' /proc/$1/status 2>/dev/null), wchan $(cat /proc/$1/wchan 2>/dev/null)"
+			tr_why="PID $1 ($(cat /proc/$1/comm 2>/dev/null)) still running ${TR_BOUND:-300} s after SIGINT (or after it last closed a descriptor): state $(sed -n 's/^State:[[:space:]]*//p' /proc/$1/status 2>/dev/null), wchan $(cat /proc/$1/wchan 2>/dev/null)"
 			tr_kill $1
 			return 1
 		fi
 		_tr_i=$((_tr_i + 1))
 		sleep 0.1
+		_tr_n=$(ls /proc/$1/fd 2>/dev/null | wc -l)
+		[ "$_tr_n" -lt "$_tr_fds" ] && _tr_fds=$_tr_n _tr_i=0
 	done
 	wait $1
 	tr_rc=$?
