@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/patches.sh"
 
-version=$(tr -d '[:space:]' <"$top/vm/qemu/VERSION")
+version=$("$top/vm/qemu-version")
 upstream=${version#*:}
 upstream=${upstream%-*}
 orig=$("$top/vm/cache-dir")/qemu-source-${version#*:}/qemu_$upstream.orig.tar.xz

@@ -76,3 +76,21 @@ debian_source() {
 	fi
 	[ -r "$dir/$dsc" ] || die "apt-get source did not produce $dsc"
 }
+
+# debian_source_newest PACKAGE PREFIX: the newest version of source PACKAGE
+# that apt offers and that starts with PREFIX (an upstream version and the
+# start of Debian's revision, such as "1:7.2+dfsg-"). A revision can vanish
+# from the archive with an update: the lab builds whichever is current, and
+# fails only where its patches stop applying.
+debian_source_newest() {
+	local v best=
+	has_deb_src || add_deb_src
+	for v in $(apt-cache showsrc "$1" 2>/dev/null | sed -n 's/^Version: //p'); do
+		case "$v" in "$2"*) ;; *) continue ;; esac
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
+			best=$v
+		fi
+	done
+	[ -n "$best" ] || die "apt offers no $1 source of version $2*: run apt-get update as root"
+	echo "$best"
+}
