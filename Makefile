@@ -92,7 +92,7 @@ $(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES) $(UT_INSTALL
 demo: setup
 	@$(MAKE) -s --no-print-directory -j2 qemu kernel
 	@$(MAKE) -s --no-print-directory initramfs
-	vm/run --no-build --cpu max,pmu=on,vendor=GenuineIntel,family=6,model=143 -- /lab/bin/lab-demo
+	vm/run --no-build --accel tcg --cpu max,pmu=on,vendor=GenuineIntel,family=6,model=143 -- /lab/bin/lab-demo
 
 # tests/run builds what its suites need itself, timing each build
 test: setup
