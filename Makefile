@@ -1,9 +1,14 @@
 # umwait lab: kernel series, umwait-trace and the QEMU lab that runs them.
 #
 #   make            build everything (qemu and kernel are cached outside the clone)
-#   make umwait-trace  only the tool (no qemu, no kernel, no root; seconds)
-#   make install    umwait-trace, its man page and bash completion into PREFIX
-#                   (default /usr/local; DESTDIR stages); make uninstall removes them
+#   make qemu       the lab's QEMU; make kernel: the 6.1 guest kernel (cached, see vm/ensure)
+#   make tools      the tools and test programs into build/tools/
+#   make initramfs  the guest's initramfs, build/initramfs.cpio (vm/run makes it too)
+#   make umwait-trace  only the tool (no qemu, no kernel, no root: packages missing
+#                   are named in one line; ZYDIS=shared links Debian's libZydis.so)
+#   make install    umwait-trace, its man page, bash completion, caps --all service and
+#                   alerting rules into PREFIX (default /usr/local; DESTDIR stages);
+#                   make uninstall removes them
 #   make demo       boot the guest and show the lab at work
 #   make test       run the whole test suite (ends with "N passed, N failed, N skipped")
 #   make test-suspend  only the S3 test (three cycles, part of make test too)
