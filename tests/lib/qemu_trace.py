@@ -36,7 +36,6 @@ As a command, for the shell checks (each prints one line per input line):
 """
 import bisect
 import collections
-import re
 import sys
 
 sys.dont_write_bytecode = True
@@ -52,7 +51,9 @@ FIELDS = {
     "x86_pmu_overflow": ("cpu", "tsc", "overflow", "global_status"),
 }
 STRINGS = {"insn", "req", "used", "reason"}
-_LINE = re.compile(r"(?:[0-9]+@[0-9.]+:)?([a-z0-9_]+) (.*)")
+# the fields the formats print in hex ("0x%" PRIx64)
+HEX = {"tsc_start", "deadline", "limit", "tsc_end", "rip", "cr3", "addr", "paddr", "val", "msr",
+       "tsc", "overflow", "global_status"}
 
 
 class TraceError(Exception):
@@ -63,18 +64,44 @@ def _number(s):
     return int(s, 16) if s.startswith("0x") else int(s)
 
 
-def parse_line(line, names=FIELDS):
-    """(EVENT, {field: value}) of a record of one of NAMES, else None"""
-    m = _LINE.match(line)
-    if not m or m.group(1) not in names:
-        return None
-    ev = m.group(1)
-    t = m.group(2).split()
-    raw = dict(zip(t[0::2], t[1::2]))
+def _hex(s):
+    if not s.startswith("0x"):
+        raise ValueError(s)
+    return int(s, 16)
+
+
+# per event, each field's reader
+_READ = {ev: tuple(str if k in STRINGS else _hex if k in HEX else int for k in f)
+         for ev, f in FIELDS.items()}
+
+
+def _values(t, ev, line):
+    """the values of EVENT's fields, in FIELDS order, from the words T after its name"""
     try:
-        return ev, {k: raw[k] if k in STRINGS else _number(raw[k]) for k in FIELDS[ev]}
+        if len(t) == 2 * len(FIELDS[ev]) and tuple(t[0::2]) == FIELDS[ev]:
+            return [r(v) for r, v in zip(_READ[ev], t[1::2])]
+        raw = dict(zip(t[0::2], t[1::2]))
+        return [raw[k] if k in STRINGS else _number(raw[k]) for k in FIELDS[ev]]
     except (KeyError, ValueError):
         raise TraceError("not a %s record: %s" % (ev, line.strip()))
+
+
+def _fields(t, ev, line):
+    """{field: value} of EVENT's record whose words after the name are T"""
+    return dict(zip(FIELDS[ev], _values(t, ev, line)))
+
+
+def parse_line(line, names=FIELDS):
+    """(EVENT, {field: value}) of a record of one of NAMES, else None"""
+    t = line.split()
+    if not t:
+        return None
+    ev = t[0]
+    if "@" in ev and ":" in ev:
+        ev = ev.rsplit(":", 1)[1]        # -msg timestamp=on's PID@SECONDS:
+    if ev not in names:
+        return None
+    return ev, _fields(t[1:], ev, line)
 
 
 def records(path, names=FIELDS):
@@ -92,18 +119,49 @@ def records(path, names=FIELDS):
 Wait = collections.namedtuple("Wait", FIELDS["waitpkg_wait"] + ("rip", "cr3"))
 
 
+_CTX = FIELDS["waitpkg_wait_ctx"]
+
+
 def waits(path, cpl=None):
     """the trace's waits (Wait; rip and cr3 from the waitpkg_wait_ctx record
     of the same cpu and tsc_start, None where there is none), by tsc_start;
     only those of privilege level CPL if given"""
     ctx, out = {}, []
-    for ev, f in records(path, ("waitpkg_wait", "waitpkg_wait_ctx")):
-        if ev == "waitpkg_wait_ctx":
-            ctx[f["cpu"], f["tsc_start"]] = (f["rip"], f["cr3"])
-        elif cpl is None or f["cpl"] == cpl:
-            out.append(f)
-    w = [Wait(*(f[k] for k in FIELDS["waitpkg_wait"]), *ctx.get((f["cpu"], f["tsc_start"]), (None, None)))
-         for f in out]
+    with open(path, errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if line.startswith("waitpkg_wait"):
+                t = line.split()
+                ev, t = t[0], t[1:]
+            elif "@" in line[:40]:
+                # -msg timestamp=on's prefix: the general path
+                r = parse_line(line, ("waitpkg_wait", "waitpkg_wait_ctx"))
+                if not r:
+                    continue
+                ev, t = r[0], line.split()[1:]
+            else:
+                continue
+            if ev == "waitpkg_wait_ctx":
+                # read once its wait is known: most are the kernel's
+                if tuple(t[0::2]) != _CTX:
+                    raise TraceError("%s:%d: not a waitpkg_wait_ctx record: %s" % (path, n, line.strip()))
+                ctx[t[1], t[3]] = (t[5], t[7], n, line)
+            elif ev == "waitpkg_wait":
+                # another privilege level's: not read further
+                if cpl is not None and len(t) > 5 and t[4] == "cpl" and t[5] != str(cpl):
+                    continue
+                try:
+                    out.append((_values(t, ev, line), t[1], t[11] if len(t) > 11 else None))
+                except TraceError as e:
+                    raise TraceError("%s:%d: %s" % (path, n, e))
+    w = []
+    for v, cpu_s, start_s in out:
+        c = ctx.get((cpu_s, start_s))
+        if c:
+            try:
+                c = (_hex(c[0]), _hex(c[1]))
+            except ValueError:
+                raise TraceError("%s:%d: not a waitpkg_wait_ctx record: %s" % (path, c[2], c[3].strip()))
+        w.append(Wait(*v, *(c or (None, None))))
     w.sort(key=lambda x: (x.tsc_start, x.cpu))
     return w
 
