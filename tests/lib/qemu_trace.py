@@ -16,9 +16,10 @@ backend writes the formats of vm/qemu/patches (a "PID@SECONDS:" prefix, which
   x86_pmu_overflow   cpu tsc overflow global_status
 
 Numbers in hex (0x...) are read as such, the others in decimal; insn, req,
-used and reason stay strings.  A line of one of these events that lacks a
-field, or whose number does not parse, is an error (TraceError) that names
-the file and the line: a check must not count a record it misread.
+used and reason stay strings.  A record a reader takes that lacks a field,
+or whose number does not parse, is an error (TraceError) that names the
+file and the line: a check must not count a record it misread.  (waits()
+asked for one privilege level reads no further into a wait of another.)
 
 As a command, for the shell checks (each prints one line per input line):
 
@@ -36,6 +37,9 @@ As a command, for the shell checks (each prints one line per input line):
 """
 import bisect
 import collections
+import hashlib
+import os
+import pickle
 import sys
 
 sys.dont_write_bytecode = True
@@ -125,7 +129,29 @@ _CTX = FIELDS["waitpkg_wait_ctx"]
 def waits(path, cpl=None):
     """the trace's waits (Wait; rip and cr3 from the waitpkg_wait_ctx record
     of the same cpu and tsc_start, None where there is none), by tsc_start;
-    only those of privilege level CPL if given"""
+    only those of privilege level CPL if given.  With LAB_TRACE_CACHE set (a
+    directory: tests/host/90 runs the checks on many copies of one run's
+    results, the traces linked), each file is read once: the waits are kept
+    there under the file's real path, size and modification time."""
+    cache = os.environ.get("LAB_TRACE_CACHE")
+    if not cache:
+        return _waits(path, cpl)
+    st = os.stat(path)
+    key = hashlib.sha256(repr((os.path.realpath(path), st.st_size, st.st_mtime_ns, cpl)).encode()).hexdigest()
+    f = os.path.join(cache, "waits-%s.pickle" % key[:32])
+    try:
+        with open(f, "rb") as fd:
+            return [Wait(*w) for w in pickle.load(fd)]
+    except OSError:
+        pass
+    w = _waits(path, cpl)
+    with open(f + ".tmp", "wb") as fd:
+        pickle.dump([tuple(x) for x in w], fd, pickle.HIGHEST_PROTOCOL)
+    os.replace(f + ".tmp", f)
+    return w
+
+
+def _waits(path, cpl):
     ctx, out = {}, []
     with open(path, errors="replace") as f:
         for n, line in enumerate(f, 1):
