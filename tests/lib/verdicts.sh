@@ -14,7 +14,7 @@ verdict() {
 	case "$kind" in
 	ok) pass "$3${seen:+ ($seen)}" ;;
 	"not ok") fail "$3${seen:+ ($seen)}" "$why" ;;
-	*) fail "$3" "no verdict '$2' from the script that judges it (it died or never got there: $(tail -n 1 "$1.err" 2>/dev/null))" ;;
+	*) fail "$3" "no verdict '$2': the script never judged it (its input lacks it, or it died: $(tail -n 1 "$1.err" 2>/dev/null))" ;;
 	esac
 }
 
