@@ -190,9 +190,12 @@ on_path_probes() {
 	PY
 }
 
-# path_probes LABEL FILE: no probe on a wait's own path by default
+# path_probes LABEL FILE: no probe on a wait's own path by default (a
+# script that fails says so: its silence would pass)
 path_probes() {
-	is "$(on_path_probes "$2" | paste -sd' ' -)" "" \
+	local out
+	out=$(on_path_probes "$2") || out="$out (the path check's script failed: exit $?)"
+	is "$(paste -sd' ' - <<<"$out")" "" \
 		"$1: no probe caps places lies on a straight-line path into a TPAUSE or UMWAIT (objdump)"
 }
 
