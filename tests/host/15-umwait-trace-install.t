@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Zydis's source as vm/build-zydis downloads it (apt-get source), from the
 # lab's cache: vm/ensure zydis fetched it there once
-zv=$(sed -n 's/^ZYDIS_VERSION=//p' "$top/vm/build-zydis")
+zv=$("$top/vm/build-zydis" --version)
 seed=$("$top/vm/cache-dir")/zydis-source-$zv
 "$top/vm/ensure" zydis >/dev/null 2>"$tmp/ensure.log"
 check "the lab's cache holds Zydis $zv's Debian source (vm/ensure zydis)" test -r "$seed/zydis_$zv.dsc"
