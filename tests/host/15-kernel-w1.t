@@ -45,6 +45,7 @@ w1() {
 	grep -E 'warning:|error:' "$dir/log/base" | sed 's#^.*/src/##' | sort -u | sed 's/^/#   /'
 }
 
-w1 kernel-w1 "$top/patches/series"
+w1 kernel-w1 "$top/patches/6.1/series"
 w1 kernel-6.12-w1 "$top/patches/6.12/series"
+w1 kernel-7.2-w1 "$top/patches/7.2/series"
 done_testing

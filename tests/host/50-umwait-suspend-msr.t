@@ -11,7 +11,7 @@
 # was offline across the suspend.
 . "$(dirname "$0")/../lib/tap.sh"
 
-for k in "" -6.12; do
+for k in "" -6.12 -7.2; do
 	main_boot "$k"
 	need_input "$log" '^# s3-msr-writes: ' "tests/guest/50-umwait-suspend.t ($name)"
 	need_input "$trace" '^waitpkg_msr_write ' "the $name main boot's QEMU trace"
