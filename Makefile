@@ -113,7 +113,8 @@ bench: all
 	tests/bench/run
 
 checkpatch: kernel
-	LAB_KERNEL_SRC=$$(vm/ensure kernel)/src bash tests/host/10-checkpatch.t
+	LAB_KERNEL_SRC=$$(vm/ensure kernel)/src LAB_KERNEL_SRC_6_12=$$(vm/ensure kernel-6.12)/src \
+		LAB_KERNEL_SRC_7_2=$$(vm/ensure kernel-7.2)/src bash tests/host/10-checkpatch.t
 
 clean:
 	rm -rf $(BUILD)

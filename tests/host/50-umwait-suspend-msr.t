@@ -14,7 +14,7 @@ lib=$(cd "$(dirname "$0")/../lib" && pwd)
 
 # the main boots' vCPUs (vm/run's default --smp 4): each has its check
 cpus="0 1 2 3"
-for k in "" -6.12; do
+for k in "" -6.12 -7.2; do
 	main_boot "$k"
 	need_input "$log" '^# s3-msr-writes: ' "tests/guest/50-umwait-suspend.t ($name)"
 	need_input "$trace" '^waitpkg_msr_write ' "the $name main boot's QEMU trace"
