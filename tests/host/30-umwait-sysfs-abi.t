@@ -2,7 +2,8 @@
 # Host side of tests/guest/30-umwait-sysfs.t: the sysfs ABI is unchanged by the
 # series. The same suite ran on our kernel (main boot, 6.1 with patches/6.1),
 # on 6.12 with patches/6.12 (main-6.12 boot), on 7.2 with patches/7.2
-# (main-7.2 boot) and on Debian's 6.1 without the series (base boot); each
+# (main-7.2 boot) and on Debian's packaged 6.1, without the series (the
+# distro boot runs tests/guest-base before tests/guest-distro); each
 # printed a transcript of every input (errno and the state after it). The
 # transcripts must be identical.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -10,7 +11,7 @@
 main=${LAB_RESULTS:-}/guest-main.log
 main612=${LAB_RESULTS:-}/guest-main-6.12.log
 main72=${LAB_RESULTS:-}/guest-main-7.2.log
-base=${LAB_RESULTS:-}/guest-base.log
+base=${LAB_RESULTS:-}/guest-distro.log
 for f in "$main" "$main612" "$main72" "$base"; do
 	need_input "$f" '^# sysfs-transcript: ' "30-umwait-sysfs.t of that boot"
 done
