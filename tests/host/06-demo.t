@@ -16,7 +16,7 @@ is "$rc" 0 "make demo exits 0"
 check "it ran to its end (\"== What you just saw\")" grep -q '^== What you just saw' "$tmp/out"
 check "the guest lists WAITPKG (step 1)" grep -q '^ *4 waitpkg$' "$tmp/out"
 # step 2: 1M-cycle TPAUSEs with max_time=100000, then with no limit
-mapfile -t runs < <(grep 'tpause-loop: waits=' "$tmp/out")
+mapfile -t runs < <(grep 'tpause-loop: .* waits=' "$tmp/out")
 is "${#runs[@]}" 2 "step 2 ran tpause-loop twice"
 r_waits= r_capped=x r_early=y
 eval "$(report tpause-loop "${runs[0]:-}")"
