@@ -87,24 +87,23 @@ esac
 
 # started on CPU 0 alone, caps never runs elsewhere: the kernel's own
 # sched_migrate_task events of umwait-trace, to any CPU but 0, are none
-t=/sys/kernel/tracing
-echo 0 >$t/tracing_on
-echo >$t/trace
+# (in a tracefs instance of its own: the global buffer and tracing_on are
+# left as they are)
+t=/sys/kernel/tracing/instances/lab-migrate.$$
+mkdir $t
 echo 'comm == "umwait-trace"' >$t/events/sched/sched_migrate_task/filter
 echo 1 >$t/events/sched/sched_migrate_task/enable
-echo 1 >$t/tracing_on
 taskset -c 0 umwait-trace caps $RES_SITES 1 >$tmp/pin.out 2>$tmp/pin.err &
 pin=$!
-res_until $tmp/pin.out '^C0.x residency, system-wide' 3 || fail "caps on CPU 0 prints three residency blocks"
+res_until $tmp/pin.out '^C0.x residency, system-wide' 3
+is "$?" 0 "caps on CPU 0 prints three residency blocks"
 kill -INT $pin
 wait $pin
-echo 0 >$t/tracing_on
 echo 0 >$t/events/sched/sched_migrate_task/enable
-echo 0 >$t/events/sched/sched_migrate_task/filter
 is "$(res_row $tmp/pin.out 3 | grep -c '%')" 1 "caps on CPU 0 counts CPU 3 all the same"
 is "$(grep -c 'sched_migrate_task:.*dest_cpu=[1-9]' $t/trace)" 0 \
 	"caps on CPU 0 never moved to another CPU to read its counters (sched_migrate_task: $(grep -c 'sched_migrate_task:' $t/trace) events)"
-echo >$t/trace
+rmdir $t
 
 rm -rf $tmp
 done_testing

@@ -4,7 +4,8 @@
 # while sleeping) and DPDK (rte_power_pause, rte_power_monitor).  Each runs
 # at max_time 100000 (the default), 100 (below oneTBB's 700-cycle waits) and
 # 0, with caps attached to the library before the client starts (and
-# oneTBB and libomp's TPAUSE at 100 without caps too).  Here:
+# oneTBB and libomp's TPAUSE at 100 without caps too, and oneTBB at 100
+# under caps --hist-perturbing: the observer check's negative control).  Here:
 # DPDK's own count of its waits equals caps'; tests/host/21-clients-qemu-trace.t
 # then attributes every wait QEMU traced to a site and compares per site.
 . /lab/tests/lib/tap.sh
@@ -46,6 +47,11 @@ is "${_early:-x}" 20 "dpdk-store: caps calls all 20 UMWAITs of rte_power_monitor
 # at max_time=100 without caps: the programs as they run unobserved
 client_bare 100 tbb-bare-100 tbb-waits -r 4 -m 20
 client_bare 100 omp-tpause-bare-100 KMP_TPAUSE=1 omp-waits -r 4 -m 20
+# the observer check's negative control (tests/host/21): with a probe on
+# each TPAUSE itself (--hist-perturbing), one lies between oneTBB's RDTSC
+# and its wait
+CAPS_ARGS=--hist-perturbing client_caps $CLIENT_TBB 100 tbb-hist-100 tbb-waits -r 4 -m 20
+CAPS_ARGS=
 echo 100000 >$d/max_time
 is "$(cat $d/max_time)" 100000 "max_time restored"
 done_testing

@@ -96,7 +96,12 @@ objdump_branches_to() {
 check_library() {
 	local label=$1 f=$2 want got line off vaddr insn bad=0
 	if [ ! -e "$f" ]; then
-		fail "$label: scanner equals objdump" "$f not installed (vm/setup-host installs it)"
+		# each of its checks fails
+		for c in "objdump shows TPAUSE/UMWAIT sites" "the scanner finds exactly objdump's sites" \
+			"each site's file offset holds that instruction" "each site's count of direct branches" \
+			"each site's symbol" "no probe caps places lies on a straight-line path"; do
+			fail "$label: $c" "$f not installed (vm/setup-host installs it)"
+		done
 		return
 	fi
 	want=$(objdump_sites "$f")
@@ -185,9 +190,12 @@ on_path_probes() {
 	PY
 }
 
-# path_probes LABEL FILE: no probe on a wait's own path by default
+# path_probes LABEL FILE: no probe on a wait's own path by default (a
+# script that fails says so: its silence would pass)
 path_probes() {
-	is "$(on_path_probes "$2" | paste -sd' ' -)" "" \
+	local out
+	out=$(on_path_probes "$2") || out="$out (the path check's script failed: exit $?)"
+	is "$(paste -sd' ' - <<<"$out")" "" \
 		"$1: no probe caps places lies on a straight-line path into a TPAUSE or UMWAIT (objdump)"
 }
 
@@ -272,7 +280,12 @@ if gcc -O2 -o "$tmp/fences" "$tmp/fences.c" 2>"$tmp/cc.err" &&
 	is "$("$ut" sites "$tmp/fences-tpause" | awk '{ print $4, $5 }')" \
 		"tpause wait_once+0x$(printf %x $((va - 0x$sym)))" "and names the function it is in"
 else
-	fail "compile the control binaries" "$(cat "$tmp/cc.err")"
+	for c in "control binary: objdump shows its 7 fence/flush/monitor instructions" \
+		"no site in a binary with only MFENCE/CLWB/CLFLUSHOPT/UMONITOR" "sites exits 1 when there is no site" \
+		"and says which files it scanned" "the same binary with one TPAUSE added: the scanner finds it" \
+		"and names the function it is in"; do
+		fail "$c" "the control binaries do not compile: $(cat "$tmp/cc.err")"
+	done
 fi
 
 # A FILE without '/': the file of that name in the current directory, or else

@@ -7,7 +7,7 @@ _umwait_trace()
 
 	local cmds="status events caps sites"
 	if [[ $cword -eq 1 ]]; then
-		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$cmds --help -h --version -V" -- "$cur")
 		return
 	fi
 
@@ -17,11 +17,15 @@ _umwait_trace()
 		return
 		;;
 	--format)
-		COMPREPLY=($(compgen -W "text json prometheus openmetrics" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "text json prometheus openmetrics" -- "$cur")
 		return
 		;;
 	-o | --output)
 		_filedir prom
+		return
+		;;
+	--residency)
+		mapfile -t COMPREPLY < <(compgen -W "auto force off" -- "$cur")
 		return
 		;;
 	-d | --duration | --max-entries)
@@ -29,16 +33,17 @@ _umwait_trace()
 		;;
 	esac
 
-	local opts
+	# argp's own, for every subcommand
+	local opts common="--help -? --usage --version -V"
 	case ${words[1]} in
-	status) opts="--format --json --output -o --verbose -v --help" ;;
-	events) opts="--timestamp -T --json --duration -d --verbose -v --help" ;;
-	caps) opts="--pid -p --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v --help" ;;
-	sites) opts="--pid -p --exact --verbose -v --help" ;;
+	status) opts="--format --json --output -o --verbose -v $common" ;;
+	events) opts="--timestamp -T --json --duration -d --verbose -v $common" ;;
+	caps) opts="--pid -p --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v $common" ;;
+	sites) opts="--pid -p --exact --verbose -v $common" ;;
 	*) return ;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
 		return
 	fi
 	# caps and sites take ELF files (caps also [interval [count]])
