@@ -154,4 +154,58 @@ kill $reader 2>/dev/null
 wait $reader 2>/dev/null
 is "$got" "this run's line" "ut_start: back on this run's 'Attached', not on one a reused stderr file still holds"
 
+# tr_stop (tests/lib/guest.sh: ut_stop, ut_stop_frozen and make bench's
+# guest stop every tracer with it) sends SIGINT only once the tracer has a
+# handler for it. A background job of a non-interactive shell starts with
+# SIGINT ignored, and a tracer can say it is ready before it installs its
+# handler (bpftrace does): a SIGINT sent in between is dropped, and a plain
+# "kill -INT; wait" waits for ever (make bench hung so). The stand-in
+# tracer says "Attached", then keeps SIGINT ignored until a SIGINT has been
+# sent (the shell's kill, wrapped, leaves a mark) or 2 s have passed, and
+# only then installs its handler: the race, made certain. The stop runs
+# under timeout(1), so a lost SIGINT fails the check instead of hanging the
+# file. Second: a tracer that never ends on SIGINT is killed after
+# TR_BOUND s and reported, not waited for. Third: one that takes longer
+# than TR_BOUND s to end, but closes a descriptor more often than that (as
+# caps --all releasing hundreds of BPF links does), is waited for.
+cat >"$tmp/late-int" <<'EOF'
+#!/usr/bin/perl
+# LATE_INT_DEAF=1: at once a handler that ignores the signal;
+# LATE_INT_SLOW=1: at once a handler that closes 10 descriptors 0.3 s apart
+my @fds;
+open($fds[$_], "<", "/dev/null") for 0 .. 9;
+print STDERR "Attached 1 probe (stand-in)\n";
+for (my $i = 0; $i < 200 && !-e $ENV{LATE_INT_SENT} && !$ENV{LATE_INT_DEAF} && !$ENV{LATE_INT_SLOW}; $i++) {
+	select(undef, undef, undef, 0.01);
+}
+$SIG{INT} = $ENV{LATE_INT_DEAF} ? sub { } : sub {
+	if ($ENV{LATE_INT_SLOW}) { select(undef, undef, undef, 0.3), close($_) for @fds; }
+	print "ended on SIGINT\n";
+	exit 0;
+};
+sleep 1 for 1 .. 120;
+exit 3;
+EOF
+chmod +x "$tmp/late-int"
+# stop_race [TR_BOUND]: start the stand-in, stop it; "rc=STATUS OUTPUT" or why not
+stop_race() {
+	rm -f "$tmp/late-int.sent"
+	TR_BOUND=${1:-300} LATE_INT_SENT=$tmp/late-int.sent timeout 60 busybox sh -c '
+		fail() { :; }
+		. "$1/tests/lib/guest.sh"
+		kill() { command kill "$@" && { [ "$1" != -INT ] || : >"$LATE_INT_SENT"; }; }
+		tr_start "$2/late" "grep -q ^Attached \"$2/late.err\"" "$2/late-int" ||
+			{ echo "start: $tr_why"; exit; }
+		tr_stop >/dev/null || echo "stop: $tr_why"
+		echo "rc=$tr_rc $(cat "$2/late")"' - "$top" "$tmp" 2>/dev/null
+	echo "exit $?"
+}
+is "$(stop_race | tr '\n' ' ')" "rc=0 ended on SIGINT exit 0 " \
+	"tr_stop: a tracer that is ready before its SIGINT handler exists gets a SIGINT it does not lose"
+is "$(LATE_INT_DEAF=1 stop_race 1 | sed 's/PID [0-9]*/PID N/; s/: state .*//' | tr '\n' ' ')" \
+	"stop: PID N (late-int) still running 1 s after SIGINT (or after it last closed a descriptor) rc=137  exit 0 " \
+	"tr_stop: a tracer that does not end on SIGINT is killed after TR_BOUND s, and says so"
+is "$(LATE_INT_SLOW=1 stop_race 2 | tr '\n' ' ')" "rc=0 ended on SIGINT exit 0 " \
+	"tr_stop: a tracer that ends in 3 s, closing a descriptor every 0.3 s, is waited for past a 2 s TR_BOUND"
+
 done_testing
