@@ -8,6 +8,8 @@
 # debugfs, below (unmounted for the run), and without WAITPKG on the stock
 # QEMU (tests/guest-stock/30-umwait-absent.t).
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 ks=/lab/kselftest
 check "the kernel's kselftest tree is installed at $ks" test -x $ks/run_kselftest.sh

@@ -10,7 +10,11 @@
 # attached against the share without.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/checks.sh
+. /lab/tests/lib/caps.sh
 . /lab/tests/lib/clients.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 old=$(cat $d/max_time)
