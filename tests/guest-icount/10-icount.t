@@ -43,12 +43,12 @@ run() {
 echo 0 >$d/max_time
 echo 1 >$d/enable_c02
 irq0=$(cpu_irqs 0)
-run c02 -s c02 -n 20 -c 200000
+run c02 -s c02 -n 100 -c 200000
 irq1=$(cpu_irqs 0)
 # (an interrupt may end a wait early, with CF=0 too; nothing else does)
-is "$r_waits $r_capped" "20 0" "C0.2 TPAUSEs: none of the 20 capped (CF=0)"
+is "$r_waits $r_capped" "100 0" "C0.2 TPAUSEs: none of the 100 capped (CF=0)"
 cmp_ok "$r_ended_early" -le "$(calc "$irq1 - $irq0")" \
-	"C0.2 TPAUSEs: each that ended before its deadline had an interrupt to end it ($r_ran_to_deadline of 20 ran to it, $(calc "$irq1 - $irq0") interrupts)"
+	"C0.2 TPAUSEs: each that ended before its deadline had an interrupt to end it ($r_ran_to_deadline of 100 ran to it, $(calc "$irq1 - $irq0") interrupts)"
 cmp_ok "$v_c02" -ge $((r_ran_to_deadline * 200000 / 2)) "C0.2 TPAUSEs: umask 0x20 counts at least half the cycles those asked ($v_c02)"
 cmp_ok "$v_c02" -le "$r_sum" "C0.2 TPAUSEs: umask 0x20 counts no more than the waits' TSC time ($r_sum)"
 is "$v_c01" 0 "C0.2 TPAUSEs: umask 0x10 counts nothing"
@@ -59,11 +59,11 @@ cmp_ok "$v_u" -ge "$v_c02" "user-mode unhalted cycles include the waits"
 cmp_ok "$v_k" -gt 0 "kernel-mode unhalted cycles are counted ($v_k)"
 
 irq0=$(cpu_irqs 0)
-run c01 -i umwait -s c01 -n 20 -c 200000
+run c01 -i umwait -s c01 -n 100 -c 200000
 irq1=$(cpu_irqs 0)
-is "$r_waits $r_capped" "20 0" "C0.1 UMWAITs: none of the 20 capped (CF=0)"
+is "$r_waits $r_capped" "100 0" "C0.1 UMWAITs: none of the 100 capped (CF=0)"
 cmp_ok "$r_ended_early" -le "$(calc "$irq1 - $irq0")" \
-	"C0.1 UMWAITs: each that ended before its deadline had an interrupt to end it ($r_ran_to_deadline of 20 ran to it, $(calc "$irq1 - $irq0") interrupts)"
+	"C0.1 UMWAITs: each that ended before its deadline had an interrupt to end it ($r_ran_to_deadline of 100 ran to it, $(calc "$irq1 - $irq0") interrupts)"
 cmp_ok "$v_c01" -ge $((r_ran_to_deadline * 200000 / 2)) "C0.1 UMWAITs: umask 0x10 counts at least half the cycles those asked ($v_c01)"
 is "$v_c02" 0 "C0.1 UMWAITs: umask 0x20 counts nothing"
 
