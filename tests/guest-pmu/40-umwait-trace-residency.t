@@ -20,7 +20,7 @@ diag "dmesg: $(dmesg | grep -m1 'Performance Events' | sed 's/^\[[^]]*\] //')"
 
 d=/sys/devices/system/cpu/umwait_control
 tmp=$(mktemp -d)
-: >$tmp/all.out
+printf "" >$tmp/all.out
 max_time0=$(cat $d/max_time)
 c020=$(cat $d/enable_c02)
 

@@ -86,7 +86,7 @@ echo 4 >$d/max_time
 # until_capped OUT: rounds of the fixture (OUT, all rounds' lines) until 20 of
 # its waits were capped, at most 10; the capped ones in ucap
 until_capped() {
-	: >"$1"
+	printf "" >"$1"
 	ucap=0 _r=0
 	while [ "$ucap" -lt 20 ] && [ $_r -lt 10 ]; do
 		$wp -n 10 -c "$near" >>"$1" 2>&1

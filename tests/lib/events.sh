@@ -9,7 +9,8 @@
 #                           empty; the readers below read it ($ev_dir)
 #   ev_filter EVENT EXPR    the instance records EVENT only where EXPR holds
 #   ev_clear                empties it
-#   ev_close                removes it (state_guard removes one a file left)
+#   ev_close                removes it, if it is there (state_guard removes one
+#                           a file left)
 #   ev_top                  the readers read the top-level buffer instead
 #
 #   events [NAME]           the umwait events recorded, "umwait_NAME: payload"
@@ -29,13 +30,13 @@ ev_open() {
 		fail "tracefs instance $ev_dir is created" "mkdir failed"
 		return 1
 	}
-	: >"$ev_dir/set_event"
+	printf "" >"$ev_dir/set_event"
 	for _ev_e in "$@"; do
 		case "$_ev_e" in *:*) ;; *) _ev_e="$_ev_e:*" ;; esac
 		echo "$_ev_e" >>"$ev_dir/set_event"
 	done
 	echo 1 >"$ev_dir/tracing_on"
-	: >"$ev_dir/trace"
+	printf "" >"$ev_dir/trace"
 }
 
 ev_filter() {
@@ -43,13 +44,16 @@ ev_filter() {
 }
 
 ev_clear() {
-	: >"$ev_dir/trace"
+	printf "" >"$ev_dir/trace"
 }
 
 ev_close() {
-	[ "$ev_dir" = "$ev_root" ] && return 0
+	if [ "$ev_dir" = "$ev_root" ] || [ ! -d "$ev_dir" ]; then
+		ev_dir=$ev_root
+		return 0
+	fi
 	echo 0 >"$ev_dir/tracing_on"
-	: >"$ev_dir/set_event"
+	printf "" >"$ev_dir/set_event"
 	rmdir "$ev_dir"
 	ev_dir=$ev_root
 }

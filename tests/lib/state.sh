@@ -212,7 +212,7 @@ state_restore() {
 		for _st_i in $(ls $_st_t/instances 2>/dev/null); do
 			case "$_st_keep" in *" $_st_i "*) continue ;; esac
 			echo 0 >$_st_t/instances/$_st_i/tracing_on 2>/dev/null
-			: >$_st_t/instances/$_st_i/set_event 2>/dev/null
+			printf "" >$_st_t/instances/$_st_i/set_event 2>/dev/null
 			rmdir $_st_t/instances/$_st_i 2>/dev/null
 			echo "# state: tracefs/instances: $_st_i removed"
 		done
@@ -246,7 +246,7 @@ state_restore() {
 		done
 		_st_v=$(_st_value "$_st_saved" tracefs/set_event)
 		if [ "$(sort $_st_t/set_event | tr '\n' ' ' | sed 's/ $//')" != "$_st_v" ]; then
-			: >$_st_t/set_event
+			printf "" >$_st_t/set_event
 			for _st_e in $_st_v; do
 				echo "$_st_e" >>$_st_t/set_event
 			done
