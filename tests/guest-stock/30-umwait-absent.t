@@ -2,6 +2,8 @@
 # anything: no sysfs directory, no debugfs file, no umwait event although
 # trace_event=umwait:* enabled them, nothing about umwait in the kernel log.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 t=/sys/kernel/tracing
 
@@ -21,14 +23,10 @@ if dmesg | grep -q 'switching default tracing clock'; then
 fi
 
 # taking a CPU down and up runs no umwait callback either
-if [ -e /sys/devices/system/cpu/cpu1/online ]; then
-	echo 0 >/sys/devices/system/cpu/cpu1/online
-	echo 1 >/sys/devices/system/cpu/cpu1/online
-	is "$(cat /sys/devices/system/cpu/online)" 0-3 "cpu1 back online"
-	is "$(grep -c 'umwait_' $t/trace)" 0 "no umwait event after a hotplug cycle"
-else
-	skip "hotplug cycle emits no umwait event" "cpu1 is not hotpluggable"
-fi
+check "cpu1 goes offline" sh -c 'echo 0 >/sys/devices/system/cpu/cpu1/online'
+echo 1 >/sys/devices/system/cpu/cpu1/online
+is "$(cat /sys/devices/system/cpu/online)" 0-3 "cpu1 back online"
+is "$(grep -c 'umwait_' $t/trace)" 0 "no umwait event after a hotplug cycle"
 
 umwait_log=$(dmesg | grep -v 'ommand line:' | grep -i -e umwait -e 'MSR.*0xe1')
 is "$umwait_log" "" "the kernel log says nothing about umwait or MSR 0xe1 (but the command line)"

@@ -11,6 +11,8 @@
 # changed), and no msr driver (the kselftest SKIP code). Without WAITPKG, on
 # the stock QEMU: tests/guest-stock/30-umwait-absent.t.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 ks=/lab/kselftest
 test=$ks/x86/umwait_control_64

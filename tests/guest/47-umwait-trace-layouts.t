@@ -11,7 +11,11 @@
 # layout's reported cycles=) to the wait's start.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/checks.sh
+. /lab/tests/lib/caps.sh
 . /lab/tests/lib/clients.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 old=$(cat $d/max_time)

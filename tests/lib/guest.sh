@@ -179,14 +179,9 @@ ut_dump() {
 	done
 }
 
-# ut_waits OUT: the waits of the last "total:" line of OUT (0 if none)
-ut_waits() {
-	_w=$(grep '^total:' "$1" | tail -n 1 | sed 's/^total: waits=\([0-9]*\) .*/\1/')
-	echo "${_w:-0}"
-}
-
 # ut_until_waits PID OUT: until caps PID has counted a wait: progress seen,
-# not time waited (at most about 60 s); fails if it never does
+# not time waited (at most about 60 s); fails if it never does (needs
+# tests/lib/caps.sh, whose ut_waits reads caps' totals)
 ut_until_waits() {
 	_j=0
 	while [ $_j -lt 300 ]; do
