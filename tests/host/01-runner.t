@@ -50,6 +50,13 @@ is "$(printf 'ok 1 - a\nok 2 - b\n1..2\n# exit: 0\n' | held c/three.t)" "2 1 0" 
 is "$(grep -c 'c/three.t ran 2 checks, tests/counts lists 3' "$tmp/failures")" 1 "and the failure names both counts"
 is "$(printf 'ok 1 - a\n1..1\n# exit: 0\n' | held c/unlisted.t)" "1 1 0" \
 	"tally: a file tests/counts does not list fails"
+# no list at all holds nothing: every file fails, and says what to run
+mv "$tmp/counts" "$tmp/counts.away"
+is "$(printf 'ok 1 - a\nok 2 - b\n1..2\n# exit: 0\n' | held c/two.t)" "2 1 0" \
+	"tally: without tests/counts a file fails (a missing list holds no count)"
+is "$(grep -c 'c/two.t ran 2 checks and there is no tests/counts to hold it to (tests/lib/counts-update writes it)' "$tmp/failures")" 1 \
+	"and the failure says which list is missing and what writes it"
+mv "$tmp/counts.away" "$tmp/counts"
 printf '# comment\n*/x.t\tthe host has no such thing\n' >"$tmp/allow"
 export SKIPS_ALLOW=$tmp/allow
 is "$(printf 'ok 1 - a # SKIP the host has no such thing\n1..1\n# exit: 0\n' | counts s/x.t)" "0 0 1" \
