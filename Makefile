@@ -1,9 +1,14 @@
 # umwait lab: kernel series, umwait-trace and the QEMU lab that runs them.
 #
 #   make            build everything (qemu and kernel are cached outside the clone)
-#   make umwait-trace  only the tool (no qemu, no kernel, no root; seconds)
-#   make install    umwait-trace, its man page and bash completion into PREFIX
-#                   (default /usr/local; DESTDIR stages); make uninstall removes them
+#   make qemu       the lab's QEMU; make kernel: the 6.1 guest kernel (cached, see vm/ensure)
+#   make tools      the tools and test programs into build/tools/
+#   make initramfs  the guest's initramfs, build/initramfs.cpio (vm/run makes it too)
+#   make umwait-trace  only the tool (no qemu, no kernel, no root: packages missing
+#                   are named in one line; ZYDIS=shared links Debian's libZydis.so)
+#   make install    umwait-trace, its man page, bash completion, caps --all service and
+#                   alerting rules into PREFIX (default /usr/local; DESTDIR stages);
+#                   make uninstall removes them
 #   make demo       boot the guest and show the lab at work
 #   make test       run the whole test suite (ends with "N passed, N failed, N skipped")
 #   make test-suspend  only the S3 test (three cycles, part of make test too)
@@ -42,7 +47,7 @@ TOOLS   += $(UT_MUTANTS)
 # Debian's programs the guest tests use, copied with their shared libraries
 GUEST_BINS := /usr/bin/trace-cmd /usr/bin/perf
 
-GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-pmu tests/guest-base tests/guest-distro tests/guest-icount tests/guest-noapic tests/guest-compat tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-pmu tests/guest-base tests/guest-distro tests/guest-icount tests/guest-noapic tests/guest-compat tests/guest-kvm tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
 
@@ -104,7 +109,7 @@ $(BUILD)/initramfs.cpio: vm/build-initramfs $(TOOLS) $(GUEST_FILES) $(UT_INSTALL
 demo: setup
 	@$(MAKE) -s --no-print-directory -j2 qemu kernel
 	@$(MAKE) -s --no-print-directory initramfs
-	vm/run --no-build --cpu max,pmu=on,vendor=GenuineIntel,family=6,model=143 -- /lab/bin/lab-demo
+	vm/run --no-build --accel tcg --cpu max,pmu=on,vendor=GenuineIntel,family=6,model=143 -- /lab/bin/lab-demo
 
 # tests/run builds what its suites need itself, timing each build
 test: setup
@@ -120,7 +125,8 @@ bench: all
 	tests/bench/run
 
 checkpatch: kernel
-	LAB_KERNEL_SRC=$$(vm/ensure kernel)/src bash tests/host/10-checkpatch.t
+	LAB_KERNEL_SRC=$$(vm/ensure kernel)/src LAB_KERNEL_SRC_6_12=$$(vm/ensure kernel-6.12)/src \
+		LAB_KERNEL_SRC_7_2=$$(vm/ensure kernel-7.2)/src bash tests/host/10-checkpatch.t
 
 clean:
 	rm -rf $(BUILD)

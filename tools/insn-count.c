@@ -3,7 +3,7 @@
  * insn-count: count the instructions a workload of known length retires,
  * with the core PMU's instructions-retired counters.
  *
- *   insn-count [-w loop|syscall|rep|fault] [-n N] [--run-only]
+ *   insn-count [-w loop|syscall|rep|fault] [-n N] [--run-only [--migrate-at K]]
  *
  * Each workload is one asm loop of N iterations whose instructions per
  * iteration are fixed by its code (per_iter):
@@ -27,9 +27,15 @@
  *               base_user=.. base_user2=.. base_kernel=.. faults=F base_faults=..
  *
  * --run-only runs the workload once, without counters (for perf record).
+ * With --migrate-at K it runs the first K iterations on CPU 0 and the rest
+ * on CPU 1, moving itself there in between (sched_setaffinity): a run that
+ * migrates once, at an instruction of its own choosing, whatever the
+ * scheduler does.
  * Exits 1 with one line if the PMU cannot count instructions.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -174,15 +180,29 @@ static void measure(int fd, enum workload w, uint64_t n, struct counts *c)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: insn-count [-w loop|syscall|rep|fault] [-n N] [--run-only]\n");
+	fprintf(stderr, "usage: insn-count [-w loop|syscall|rep|fault] [-n N] [--run-only [--migrate-at K]]\n");
 	return 2;
+}
+
+/* Run on @cpu alone from now on */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "insn-count: cannot move to CPU %d: %s (%s); --migrate-at needs CPUs 0 and 1 online\n",
+			cpu, strerror(errno), errname(errno));
+		exit(1);
+	}
 }
 
 int main(int argc, char **argv)
 {
 	enum workload w = W_LOOP;
 	struct counts base, c;
-	unsigned long long n = 1000000;
+	unsigned long long n = 1000000, migrate_at = 0;
 	int run_only = 0, fd, i;
 	char *end;
 
@@ -193,6 +213,11 @@ int main(int argc, char **argv)
 			errno = 0;
 			n = strtoull(argv[++i], &end, 10);
 			if (errno || *end || !n || n > 1ULL << 40)
+				return usage();
+		} else if (!strcmp(argv[i], "--migrate-at") && i + 1 < argc) {
+			errno = 0;
+			migrate_at = strtoull(argv[++i], &end, 10);
+			if (errno || *end || !migrate_at)
 				return usage();
 		} else if (!strcmp(argv[i], "-w") && i + 1 < argc) {
 			const char *name = argv[++i];
@@ -205,6 +230,17 @@ int main(int argc, char **argv)
 		} else {
 			return usage();
 		}
+	}
+	if (migrate_at && (!run_only || migrate_at >= n))
+		return usage();
+	if (run_only && migrate_at) {
+		char *mem = fresh_pages(w, n);
+
+		pin(0);
+		run(w, migrate_at, mem);
+		pin(1);
+		run(w, n - migrate_at, mem ? mem + migrate_at * PAGE : NULL);
+		return 0;
 	}
 	if (run_only) {
 		run(w, n, fresh_pages(w, n));

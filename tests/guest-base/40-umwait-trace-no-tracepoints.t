@@ -1,4 +1,4 @@
-# Debian's kernel without the series (vm/run --kernel base), on the lab's
+# Debian's kernel without the series (the distro boot: vm/run --kernel distro), on the lab's
 # WAITPKG qemu: umwait works (6.1's sysfs controls) but has no tracepoints.
 . /lab/tests/lib/tap.sh
 

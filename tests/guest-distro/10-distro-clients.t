@@ -7,7 +7,11 @@
 # umwait tracepoints.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/checks.sh
+. /lab/tests/lib/caps.sh
 . /lab/tests/lib/clients.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 case "$(uname -r)" in
@@ -48,6 +52,6 @@ client_caps $CLIENT_OMP 100000 omp-tpause-distro KMP_TPAUSE=1 omp-waits -r 4 -m 
 client_caps $CLIENT_EAL 100000 dpdk-distro dpdk-waits -n 20 -c 1000000
 p=$(client_report_field pauses) m=$(client_report_field monitors)
 is "$cl_waits" "$((p + m))" "dpdk-distro: caps counted DPDK's own waits exactly ($p + $m)"
-sed -n '/^Totals since attach/,$p' $_cl_tmp/caps.out | sed 's/^/# caps: /'
+caps_rows $_cl_tmp/caps.out | sed 's/^/# caps: /'
 echo 100000 >$d/max_time
 done_testing

@@ -2,6 +2,8 @@
 # anything: no sysfs directory, no debugfs file, no umwait event although
 # trace_event=umwait:* enabled them, nothing about umwait in the kernel log.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 t=/sys/kernel/tracing
 
@@ -21,14 +23,10 @@ if dmesg | grep -q 'switching default tracing clock'; then
 fi
 
 # taking a CPU down and up runs no umwait callback either
-if [ -e /sys/devices/system/cpu/cpu1/online ]; then
-	echo 0 >/sys/devices/system/cpu/cpu1/online
-	echo 1 >/sys/devices/system/cpu/cpu1/online
-	is "$(cat /sys/devices/system/cpu/online)" 0-3 "cpu1 back online"
-	is "$(grep -c 'umwait_' $t/trace)" 0 "no umwait event after a hotplug cycle"
-else
-	skip "hotplug cycle emits no umwait event" "cpu1 is not hotpluggable"
-fi
+check "cpu1 goes offline" sh -c 'echo 0 >/sys/devices/system/cpu/cpu1/online'
+echo 1 >/sys/devices/system/cpu/cpu1/online
+is "$(cat /sys/devices/system/cpu/online)" 0-3 "cpu1 back online"
+is "$(grep -c 'umwait_' $t/trace)" 0 "no umwait event after a hotplug cycle"
 
 umwait_log=$(dmesg | grep -v 'ommand line:' | grep -i -e umwait -e 'MSR.*0xe1')
 is "$umwait_log" "" "the kernel log says nothing about umwait or MSR 0xe1 (but the command line)"
@@ -37,9 +35,9 @@ is "$bad" "" "the kernel log has no WARNING, BUG or call trace"
 # the series' kselftest (tests/guest/36-umwait-kselftest.t runs it where it
 # must pass) skips here with the kselftest SKIP code and says why
 if [ -x /lab/kselftest/run_kselftest.sh ]; then
-	out=$(cd /lab/kselftest && ./run_kselftest.sh 2>&1)
+	out=$(cd /lab/kselftest && ./run_kselftest.sh -t x86:umwait_control_64 2>&1)
 	echo "$out" | sed 's/^/# /'
-	is "$(echo "$out" | grep -E '^(not )?ok [0-9]+ selftests: ')" "ok 1 selftests: umwait: umwait_control # SKIP" \
+	is "$(echo "$out" | grep -E '^(not )?ok [0-9]+ selftests: ')" "ok 1 selftests: x86: umwait_control_64 # SKIP" \
 		"kselftest umwait_control: SKIP (exit code 4) without WAITPKG"
 	is "$(echo "$out" | grep -c '^# 1\.\.0 # SKIP no /sys/devices/system/cpu/umwait_control: the CPU has no WAITPKG$')" 1 \
 		"kselftest umwait_control: it runs no check and names the missing WAITPKG"

@@ -1,5 +1,7 @@
 # IA32_UMWAIT_CONTROL (0xE1) as the QEMU model implements it, seen through /dev/cpu/N/msr.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 for n in 0 1 2 3; do
 	is "$(msr read $n 0xe1 2>&1)" 0x00000000000186a0 "cpu$n MSR 0xE1 holds what the kernel programmed"

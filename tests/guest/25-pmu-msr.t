@@ -3,6 +3,8 @@
 # no full-width writes, seen through /dev/cpu/3/msr (CPU 3: no perf event
 # runs there now; every value is put back).
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 errno() { # the errno of a failed msr write, or "ok"
 	msr write "$@" >/dev/null 2>&1 && echo ok && return
@@ -13,6 +15,8 @@ ctrl=$(msr read 3 0x38f)
 sel=$(msr read 3 0x189)
 pmc=$(msr read 3 0xc4)
 fixed=$(msr read 3 0x38d)
+# put back by the state guard too, if this file ends before it does
+state_also="msr write 3 0x189 $sel; msr write 3 0xc4 $pmc; msr write 3 0x38f $ctrl; msr write 3 0x38d $fixed"
 
 # reserved bits #GP (EIO): a model that accepts them lets a guest believe in
 # counters, AnyThread or status bits it does not have

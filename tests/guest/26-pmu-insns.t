@@ -37,16 +37,36 @@ for wp in loop:2 syscall:4 rep:6 fault:4; do
 done
 
 # Overflow: perf record samples every 1M user-mode instructions, each on the
-# PMI of an overflow. A run of 2 * 10M (plus the program's start, under
-# 100k) has 20 of them: fewer if a PMI is lost or an overflow never raised
-# or raised so late (a timer's guess, on a loaded host) that perf dropped
-# the period it overran.
+# PMI of an overflow. The run is 2 * 10M instructions (plus the program's
+# start, under 100k), the first 10.5M on CPU 0 and the rest on CPU 1:
+# insn-count moves itself there (--migrate-at), so the run migrates once,
+# at the same instruction every time, whatever the scheduler does.
+# perf record opens one event per CPU by default, each with a period of
+# its own: a migration leaves the old CPU's part of a period unfinished.
+# That was the flake "19 samples, want 20": the scheduler had moved the
+# program once, at a moment of its own. Here each count follows from the
+# program by construction.
 tmp=$(mktemp -d)
-out=$(cd $tmp && perf_unthrottled perf record -o $tmp/perf.data -e instructions:u -c 1000000 -- \
-	insn-count -w loop -n 10000000 --run-only 2>&1)
-samples=$(perf_samples "$out")
-diag "perf record -e instructions:u -c 1000000: ${samples:-?} samples"
-is "${samples:-none}" 20 "perf record -e instructions:u -c 1000000: a sample per 1M instructions (20)"
+perf_run() { # OUT PERF-RECORD-OPTIONS...: the samples' CPUs, one a line
+	_o=$1
+	shift
+	(cd $tmp && perf_unthrottled perf record -o $tmp/perf.data -e instructions:u -c 1000000 --sample-cpu "$@" -- \
+		insn-count -w loop -n 10000000 --run-only --migrate-at 5250000) >$_o 2>&1
+	perf script -i $tmp/perf.data -F cpu 2>/dev/null | tr -d ' []' >$_o.cpus
+}
+# one event for the program (--per-thread) carries its period across the
+# migration: a sample per 1M instructions, 20 (fewer if a PMI is lost, or
+# a counter programmed on the new CPU never overflows)
+perf_run $tmp/thread --per-thread
+samples=$(perf_samples "$(cat $tmp/thread)")
+is "${samples:-none}" 20 "perf record --per-thread: a sample per 1M instructions across a migration (20)"
+is "$(sort $tmp/thread.cpus | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" "000:10 001:10 " \
+	"and the samples' CPUs: 10 on CPU 0 (its 10.5M), 10 on CPU 1"
+# perf record's default, an event per CPU: CPU 0's counts its 10.5M (10
+# overflows), CPU 1's the other 9.5M (9): 19
+perf_run $tmp/cpu
+is "$(sort $tmp/cpu.cpus | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" "000:10 001:9 " \
+	"perf record's events per CPU: each CPU's own periods, 10 samples on CPU 0 and 9 on CPU 1"
 rm -rf $tmp
 
 # A bad workload name: usage, exit 2

@@ -2,6 +2,8 @@
 # every documented input of enable_c02 and max_time, the errno the kernel gives for
 # each rejected one (kstrtobool/kstrtou32 in 6.1) and the state after each write.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 c02=$d/enable_c02

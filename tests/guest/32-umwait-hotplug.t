@@ -2,28 +2,19 @@
 # (umwait_cpu_offline, and the kernel's own msr:write_msr shows the WRMSR on that
 # CPU), a change while a CPU is offline skips it, online writes the current value
 # (umwait_cpu_online with the MSR's previous content); debugfs and /dev/cpu/N/msr
-# agree throughout. Suspend to RAM: 50-umwait-suspend.t.
+# agree throughout. Suspend to RAM: 50-umwait-suspend.t. The events are
+# recorded in a tracefs instance of this file's own (tests/lib/events.sh).
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/checks.sh
+. /lab/tests/lib/events.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
-t=/sys/kernel/tracing
 dbg=/sys/kernel/debug/x86/umwait/control
-cpus=$(grep -c ^processor /proc/cpuinfo)
-last=$((cpus - 1))
-
-events() {
-	grep -o "umwait_${1:-[a-z_]*}: .*" $t/trace
-}
-
-# cpu_events CPU [NAME]: the same for the records of one CPU (the [NNN] column)
-cpu_events() {
-	grep -F "[$(printf %03d "$1")]" $t/trace | grep -o "umwait_${2:-[a-z_]*}: .*"
-}
-
-# msr_writes: "cpuN VALUE" per WRMSR of 0xe1 (msr:write_msr, filtered on it)
-msr_writes() {
-	sed -n 's/.*\[0*\([0-9][0-9]*\)\].* write_msr: e1, value \([0-9a-f]*\).*/cpu\1 0x\2/p' $t/trace
-}
+# the lab's guest: 4 CPUs, cpu1-3 hotpluggable (tests/guest/10-lab.t)
+cpus=4
+last=3
 
 # setcpu N 0|1: take a CPU down or bring it up; fails the test if that fails
 setcpu() {
@@ -59,11 +50,8 @@ field() {
 	echo "$1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p"
 }
 
-if [ "$cpus" -lt 4 ] || [ ! -e /sys/devices/system/cpu/cpu2/online ]; then
-	skip "CPU hotplug" "needs 4 CPUs with cpu1-3 hotpluggable"
-	done_testing
-	exit
-fi
+is "$(grep -c ^processor /proc/cpuinfo) $(ls /sys/devices/system/cpu/cpu[123]/online | wc -l)" "4 3" \
+	"4 CPUs, cpu1-3 hotpluggable"
 
 restore() {
 	for n in $(seq 1 $last); do
@@ -75,12 +63,13 @@ restore() {
 restore
 dump 0x186a0
 
-# the kernel's own record of every WRMSR of IA32_UMWAIT_CONTROL
-wm=$t/events/msr/write_msr
-check "msr:write_msr filtered on msr == 0xe1" sh -c "echo 'msr == 0xe1' >$wm/filter && echo 1 >$wm/enable"
+# the umwait events, and the kernel's own record of every WRMSR of
+# IA32_UMWAIT_CONTROL
+ev_open g32 umwait msr:write_msr
+check "msr:write_msr filtered on msr == 0xe1" ev_filter msr:write_msr 'msr == 0xe1'
 
 # 1. offline: the boot value comes back, one event on that CPU
-echo >$t/trace
+ev_clear
 setcpu 2 0
 off=$(events)
 is "$(echo "$off" | grep -c .)" 1 "one umwait event for the offline of cpu2"
@@ -90,34 +79,34 @@ orig=$(field "$off" new)
 diag "value restored on offline (the boot value): $orig"
 # the model's reset value and the boot value are both 0: only the WRMSR itself
 # shows that the offline callback wrote it
-is "$(msr_writes)" "cpu2 $(printf '0x%x' "$orig")" \
+is "$(msr_ops write_msr)" "cpu2 $(printf '0x%x' "$orig")" \
 	"msr:write_msr: exactly one WRMSR of 0xe1, on cpu2, of the boot value"
 is "$(echo "$off" | sed 's/.* max_time=/max_time=/')" \
-	"max_time=$(($orig & 0xfffffffc)) c02=$( [ $(($orig & 1)) -eq 1 ] && echo off || echo on)" \
+	"max_time=$(calc "$orig & 0xfffffffc") c02=$( [ "$(calc "$orig & 1")" = 1 ] && echo off || echo on)" \
 	"the offline event decodes its control value"
 dump 0x186a0 2
 
 # 2. change while cpu2 is offline: the IPI goes to the online CPUs only
-echo >$t/trace
+ev_clear
 is "$(lab-write $d/max_time 400000)" OK "max_time <- 400000 while cpu2 is offline"
 is "$(events)" "umwait_control_update: old=0x000186a0 new=0x00061a80 max_time=400000 c02=on" \
 	"one umwait_control_update, no per-CPU event"
-is "$(msr_writes | sort | tr '\n' ' ')" "$(for n in $(seq 0 $last); do [ $n = 2 ] || echo "cpu$n 0x61a80"; done | tr '\n' ' ')" \
+is "$(msr_ops write_msr | sort | tr '\n' ' ')" "$(for n in $(seq 0 $last); do [ $n = 2 ] || echo "cpu$n 0x61a80"; done | tr '\n' ' ')" \
 	"msr:write_msr: one WRMSR of 0x61a80 on each online CPU, none on cpu2"
 dump 0x61a80 2
 
 # 3. online: the MSR holds what the offline callback wrote or the INIT of the
 #    bring-up left (0 in the model, like the boot value), now the new value
-echo >$t/trace
+ev_clear
 setcpu 2 1
 is "$(cpu_events 2)" "umwait_cpu_online: old=$orig new=0x00061a80 max_time=400000 c02=on" \
 	"one umwait_cpu_online, on cpu2: old is the boot value, new the cached value"
 is "$(events | grep -c .)" 1 "and no other umwait event"
-is "$(msr_writes)" "cpu2 0x61a80" "msr:write_msr: exactly one WRMSR of 0xe1, on cpu2, of 0x61a80"
+is "$(msr_ops write_msr)" "cpu2 0x61a80" "msr:write_msr: exactly one WRMSR of 0xe1, on cpu2, of 0x61a80"
 dump 0x61a80
 
 # 4. two CPUs down, C0.2 disabled meanwhile, both back up
-echo >$t/trace
+ev_clear
 setcpu 1 0
 setcpu $last 0
 is "$(cpu_events 1 cpu_offline | sed 's/ max_time=.*//') $(cpu_events $last cpu_offline | sed 's/ max_time=.*//')" \
@@ -125,7 +114,7 @@ is "$(cpu_events 1 cpu_offline | sed 's/ max_time=.*//') $(cpu_events $last cpu_
 	"umwait_cpu_offline on cpu1 and cpu$last restore $orig"
 is "$(lab-write $d/enable_c02 0)" OK "enable_c02 <- 0 with cpu1 and cpu$last offline"
 dump 0x61a81 1 $last
-echo >$t/trace
+ev_clear
 setcpu 1 1
 setcpu $last 1
 is "$(cpu_events 1) $(cpu_events $last)" \
@@ -137,14 +126,12 @@ dump 0x61a81
 # 5. suspend to RAM: see 50-umwait-suspend.t
 
 # 6. back to the defaults, all CPUs online
-echo >$t/trace
+ev_clear
 is "$(lab-write $d/enable_c02 1)" OK "enable_c02 <- 1"
 is "$(lab-write $d/max_time 100000)" OK "max_time <- 100000"
 is "$(events | grep -c umwait_control_update)" 2 "two umwait_control_update events"
 is "$(events | grep -vc umwait_control_update)" 0 "and nothing else"
 is "$(cat /sys/devices/system/cpu/online)" "0-$last" "all CPUs online"
 dump 0x186a0
-echo 0 >$wm/enable
-echo 0 >$wm/filter
-echo >$t/trace
+ev_close
 done_testing

@@ -2,14 +2,16 @@
 # leaves the counters and their controls as they were and they count on (SDM
 # Vol. 3A, Table 10-1: "Perf. Mon. Counters and Event Select: INIT:
 # Unchanged"). Taking CPU 3 offline and back online sends it INIT and SIPI; a
-# model that stops counting at INIT (or clears the counter) fails here. (It
-# runs after 31-umwait-events.t, which counts the CPU events since boot, and
-# after 32-umwait-hotplug.t, which takes CPUs offline too.)
+# model that stops counting at INIT (or clears the counter) fails here.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 ctrl=$(msr read 3 0x38f)
 sel=$(msr read 3 0x189)
 pmc=$(msr read 3 0xc4)
+# put back by the state guard too, if this file ends before it does
+state_also="msr write 3 0x189 $sel; msr write 3 0xc4 $pmc; msr write 3 0x38f $ctrl"
 
 check "program IA32_PERFEVTSEL3 for unhalted core cycles" msr write 3 0x189 0x43003c
 check "enable counter 3 in IA32_PERF_GLOBAL_CTRL" msr write 3 0x38f $((ctrl | 8))

@@ -1,6 +1,8 @@
 # umwait-trace's error paths: each is one clear line on stderr and exit status 2.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 tl=/lab/bin/tpause-loop
 tmp=$(mktemp -d)
@@ -36,16 +38,14 @@ fails "umwait-trace: cannot open /nonexistent: No such file or directory" \
 # "kernel lacks umwait tracepoints" is asserted in tests/guest-base (Debian's
 # kernel without the series)
 
-# No kernel BTF: hide /sys/kernel/btf under an empty tmpfs for the duration.
-if mount -t tmpfs none /sys/kernel/btf 2>$tmp/err; then
-	nobtf="umwait-trace: kernel has no BTF (/sys/kernel/btf/vmlinux: No such file or directory): build it with CONFIG_DEBUG_INFO_BTF=y"
-	fails "$nobtf" "caps without kernel BTF" umwait-trace caps $tl
-	fails "$nobtf" "events without kernel BTF" umwait-trace events
-	umount /sys/kernel/btf
-	check "/sys/kernel/btf/vmlinux is back" test -r /sys/kernel/btf/vmlinux
-else
-	skip "the no-BTF error" "cannot mount over /sys/kernel/btf: $(cat $tmp/err)"
-fi
+# No kernel BTF: hide /sys/kernel/btf under an empty tmpfs for the duration
+# (the state guard unmounts it if this file ends before it does).
+check "an empty tmpfs hides /sys/kernel/btf" mount -t tmpfs none /sys/kernel/btf
+nobtf="umwait-trace: kernel has no BTF (/sys/kernel/btf/vmlinux: No such file or directory): build it with CONFIG_DEBUG_INFO_BTF=y"
+fails "$nobtf" "caps without kernel BTF" umwait-trace caps $tl
+fails "$nobtf" "events without kernel BTF" umwait-trace events
+umount /sys/kernel/btf
+check "/sys/kernel/btf/vmlinux is back" test -r /sys/kernel/btf/vmlinux
 
 # Bad input, every subcommand: one line (exactly), exit 2, nothing on stdout,
 # and nothing loaded: one test each

@@ -2,6 +2,8 @@
 # debugfs file, or /dev/cpu/N/msr without it), one verdict line; exit 1 when a
 # CPU holds something else.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 dbg=/sys/kernel/debug/x86/umwait/control

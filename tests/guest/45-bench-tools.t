@@ -3,31 +3,47 @@
 # at the first refused write, and bench-floor attaches at a real site without
 # disturbing the waits there, and refuses an offset outside the file.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/events.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 t=/sys/kernel/tracing
 tl=/lab/bin/tpause-loop
 tmp=$(mktemp -d)
 
-# write-rate: N alternating writes, N update events, the Nth value stays
+# recorded: the umwait_control_update events the instance took, kept or
+# overwritten: its ring buffer's entries plus its overruns on every CPU, so
+# that the count is exact however many writes a fast host makes in the
+# time write-rate writes (a count of the buffer's lines loses the oldest
+# once it is full)
+recorded() {
+	cat $ev_dir/per_cpu/cpu*/stats | awk '/^(entries|overrun):/ { s += $2 } END { print s + 0 }'
+}
+
+# write-rate: N alternating writes, N update events, the Nth value stays.
+# The top-level buffer stops for the burst (tests/guest/31 reads the boot's
+# records there).
 echo 100000 >$d/max_time
-echo >$t/trace
+ev_open g45 umwait:umwait_control_update
+echo 0 >$t/tracing_on
 out=$(write-rate -d 0.5 $d/max_time 200000 100000)
 is "$?" 0 "write-rate exits 0"
+echo 1 >$t/tracing_on
 n=$(echo "$out" | sed -n 's/^write-rate: writes=\([0-9]*\) seconds=[0-9.]* rate=[0-9]*$/\1/p')
 cmp_ok "${n:-0}" -gt 0 "write-rate reports its writes ($out)"
-is "$(grep -c 'umwait_control_update: ' $t/trace)" "$n" "one umwait_control_update event per write"
-[ $((n % 2)) = 1 ] && want=200000 || want=100000
+is "$(recorded)" "${n:-none}" "one umwait_control_update event per write (the instance's entries and overruns)"
+[ $((${n:-0} % 2)) = 1 ] && want=200000 || want=100000
 is "$(cat $d/max_time)" $want "max_time holds the last value written"
-echo >$t/trace
+ev_clear
 
 # a refused value: exit 1, one line naming the value and the errno, nothing changed
 out=$(write-rate -d 1 $d/max_time 3 2>&1)
 is "$?:$out" "1:write-rate: writing '3' to $d/max_time: Invalid argument" \
 	"write-rate stops at a refused write with one line"
-is "$(cat $d/max_time)" $want "max_time unchanged by the refused write"
+is "$(cat $d/max_time) $(recorded)" "$want 0" "max_time unchanged by the refused write, no event"
+ev_close
 echo 100000 >$d/max_time
-echo >$t/trace
 
 # bench-floor at tpause-loop's TPAUSE: live until SIGINT, waits unaffected
 off=$(umwait-trace sites $tl | awk '$4 == "tpause" { print $2 }')

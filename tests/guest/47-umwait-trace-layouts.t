@@ -6,11 +6,16 @@
 # each wait itself: the observer check's negative control).  Here: each run
 # ends, caps counts; the per-site truth is QEMU's trace, against which
 # tests/host/24-layouts-qemu-trace.t checks caps per site (exact, capped
-# exact or inexact, as sites -v says) and each site's capped share with caps
-# attached against the share without.
+# exact or inexact, as sites -v says) and, with caps attached and without,
+# the cycles from each wait's deadline's RDTSC (the deadline less the
+# layout's reported cycles=) to the wait's start.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/checks.sh
+. /lab/tests/lib/caps.sh
 . /lab/tests/lib/clients.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 old=$(cat $d/max_time)

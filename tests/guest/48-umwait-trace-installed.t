@@ -6,6 +6,10 @@
 # ("om-*| " lines) for tests/host/45-umwait-trace-openmetrics.t.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/checks.sh
+. /lab/tests/lib/caps.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 inst=/lab/install/usr/local
 d=/sys/devices/system/cpu/umwait_control
@@ -71,52 +75,52 @@ is "$(echo "$out" | awk '{ print $1, $4 }' | sort | tr '\n' ' ')" "$tl tpause $t
 echo 100000 >$d/max_time
 # series SAMPLE FILE: the values of SAMPLE's series in FILE, summed
 series() {
-	grep "^$1{" "$2" | awk '{ s += $NF } END { print s + 0 }'
+	caps_series "$2" "$1"
 }
-if ut_start $tmp/caps.out caps $tl; then
-	t_pid=$ut_pid
-	ut_start $tmp/prom.out caps --format prometheus -o $om/caps.prom $tl 1 && p_pid=$ut_pid
-	ut_start $tmp/om.out caps --format openmetrics --per-pid -o $tmp/caps.om $tl 1 && o_pid=$ut_pid
-	$tl -i tpause -n 60 -c 1000000 >$tmp/loop.out 2>&1 &
-	loop_pid=$!
-	wait $loop_pid
-	line=$(cat $tmp/loop.out)
-	eval "$(report tpause-loop "$line")"
-	echo "# tpause-loop: $line"
-	# an interval's files hold every wait of the process once it has ended
-	_i=0
-	until [ "$(series umwait_waits_total $om/caps.prom 2>/dev/null)" = "$r_waits" ] &&
-		[ "$(series umwait_waits_total $tmp/caps.om 2>/dev/null)" = "$r_waits" ] || [ $_i -ge 600 ]; do
-		_i=$((_i + 1))
-		sleep 0.1
-	done
-	cp $om/caps.prom $tmp/caps.prom.last
-	cp $tmp/caps.om $tmp/caps.om.last
-	[ -n "${p_pid:-}" ] && { ut_stop $p_pid; is "$ut_rc" 0 "prometheus: caps exits 0 on Ctrl-C"; }
-	[ -n "${o_pid:-}" ] && { ut_stop $o_pid; is "$ut_rc" 0 "openmetrics: caps exits 0 on Ctrl-C"; }
-	ut_stop $t_pid
-	is "$ut_rc" 0 "text: caps exits 0 on Ctrl-C"
-	totals=$(grep '^total:' $tmp/caps.out | tail -n 1 | sed 's/^total: waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/')
-	is "$totals" "$r_waits $r_capped" "installed caps counts tpause-loop's waits and capped waits exactly"
-	cmp_ok "$r_capped" -gt 0 "some waits were capped (the check is not vacuous)"
-	f=$tmp/caps.prom.last
-	is "$(series umwait_waits_total $f) $(series umwait_capped_total $f)" "$r_waits $r_capped" \
-		"prometheus: the waits_total and capped_total of the sites are tpause-loop's"
-	is "$(grep '^umwait_waits_total{' $f | sed 's/offset="0x[0-9a-f]*",symbol="[^"]*",//' | sort)" \
-		"$(printf '%s\n%s' "umwait_waits_total{exe=\"\",file=\"$tl\",insn=\"umwait\"} 0" \
-			"umwait_waits_total{exe=\"tpause-loop\",file=\"$tl\",insn=\"tpause\"} $r_waits")" \
-		"prometheus: a series per site (exe, file, offset, symbol, insn), no pid label: the TPAUSE's for tpause-loop, the UMWAIT no process ran with exe=\"\" and 0"
-	is "$(grep -c '^# EOF' $f)" 0 "prometheus: text 0.0.4, no # EOF"
-	is "$(ls -A $om)" "" "prometheus -o: the file is removed when caps ends (it would serve stale counts)"
-	is "$(cat $tmp/prom.out $tmp/om.out)" "" "-o: nothing on stdout"
-	f=$tmp/caps.om.last
-	is "$(grep "^umwait_waits_total{pid=\"$loop_pid\",comm=\"tpause-loop\",exe=\"tpause-loop\"," $f |
-		awk '{ s += $NF } END { print s + 0 }')" "$r_waits" "openmetrics --per-pid: the process's series carry pid, comm and exe, and count its waits"
-	is "$(tail -n 1 $f)" "# EOF" "openmetrics: the exposition ends in # EOF"
-	echo "om-expect| caps pid=$loop_pid waits=$r_waits capped=$r_capped"
-	print_file om-caps $tmp/caps.prom.last
-	print_file om-caps-om $tmp/caps.om.last
-fi
+ut_begin $tmp/caps.out caps $tl
+t_pid=$ut_pid
+ut_begin $tmp/prom.out caps --format prometheus -o $om/caps.prom $tl 1
+p_pid=$ut_pid
+ut_begin $tmp/om.out caps --format openmetrics --per-pid -o $tmp/caps.om $tl 1
+o_pid=$ut_pid
+$tl -i tpause -n 60 -c 1000000 >$tmp/loop.out 2>&1 &
+loop_pid=$!
+wait $loop_pid
+line=$(cat $tmp/loop.out)
+r_waits=x r_capped=x
+eval "$(report tpause-loop "$line")"
+echo "# tpause-loop: $line"
+# an interval's files hold every wait of the process once it has ended
+_i=0
+until [ "$(series umwait_waits_total $om/caps.prom 2>/dev/null)" = "$r_waits" ] &&
+	[ "$(series umwait_waits_total $tmp/caps.om 2>/dev/null)" = "$r_waits" ] || [ $_i -ge 600 ]; do
+	_i=$((_i + 1))
+	sleep 0.1
+done
+cp $om/caps.prom $tmp/caps.prom.last 2>/dev/null
+cp $tmp/caps.om $tmp/caps.om.last 2>/dev/null
+ut_end "prometheus: caps exits 0 on Ctrl-C" $p_pid
+ut_end "openmetrics: caps exits 0 on Ctrl-C" $o_pid
+ut_end "text: caps exits 0 on Ctrl-C" $t_pid
+is "$(caps_totals $tmp/caps.out)" "$r_waits $r_capped" "installed caps counts tpause-loop's waits and capped waits exactly"
+cmp_ok "$r_capped" -gt 0 "some waits were capped (the check is not vacuous)"
+f=$tmp/caps.prom.last
+is "$(series umwait_waits_total $f) $(series umwait_capped_total $f)" "$r_waits $r_capped" \
+	"prometheus: the waits_total and capped_total of the sites are tpause-loop's"
+is "$(grep '^umwait_waits_total{' $f 2>/dev/null | sed 's/offset="0x[0-9a-f]*",symbol="[^"]*",//' | sort)" \
+	"$(printf '%s\n%s' "umwait_waits_total{exe=\"\",file=\"$tl\",insn=\"umwait\"} 0" \
+		"umwait_waits_total{exe=\"tpause-loop\",file=\"$tl\",insn=\"tpause\"} $r_waits")" \
+	"prometheus: a series per site (exe, file, offset, symbol, insn), no pid label: the TPAUSE's for tpause-loop, the UMWAIT no process ran with exe=\"\" and 0"
+is "$(grep -c '^# EOF' $f 2>/dev/null)" 0 "prometheus: text 0.0.4, no # EOF"
+is "$(ls -A $om)" "" "prometheus -o: the file is removed when caps ends (it would serve stale counts)"
+is "$(cat $tmp/prom.out $tmp/om.out)" "" "-o: nothing on stdout"
+f=$tmp/caps.om.last
+is "$(grep "^umwait_waits_total{pid=\"$loop_pid\",comm=\"tpause-loop\",exe=\"tpause-loop\"," $f 2>/dev/null |
+	awk '{ s += $NF } END { print s + 0 }')" "$r_waits" "openmetrics --per-pid: the process's series carry pid, comm and exe, and count its waits"
+is "$(tail -n 1 $f 2>/dev/null)" "# EOF" "openmetrics: the exposition ends in # EOF"
+echo "om-expect| caps pid=$loop_pid waits=$r_waits capped=$r_capped"
+print_file om-caps $tmp/caps.prom.last
+print_file om-caps-om $tmp/caps.om.last
 
 # A program whose name holds what labels and JSON strings must escape or
 # replace: spaces (in its directory too), double quotes, a backslash, a byte
@@ -147,42 +151,43 @@ occurrences() {
 waits_are() {
 	[ "$(series umwait_waits_total "$1" 2>/dev/null)" = "$2" ]
 }
-if ut_start $tmp/oddp.out caps --format prometheus -o $om/odd.prom "$odd" 1; then
-	p_pid=$ut_pid
-	ut_start $tmp/oddo.out caps --format openmetrics --per-pid -o $tmp/odd.om "$odd" 1 && o_pid=$ut_pid
-	ut_start $tmp/oddj.out caps --json "$odd" && j_pid=$ut_pid
-	set -- $(loop_counts "$odd" 20)
-	w1=${1:-0} c1=${2:-0}
-	until_true 60 waits_are $om/odd.prom $w1
-	cp $om/odd.prom $tmp/odd1.prom
-	set -- $(loop_counts "$odd" 30)
-	w2=${1:-0} c2=${2:-0}
-	until_true 60 waits_are $om/odd.prom $((w1 + w2))
-	until_true 60 waits_are $tmp/odd.om $((w1 + w2))
-	cp $om/odd.prom $tmp/odd2.prom
-	cp $tmp/odd.om $tmp/odd2.om
-	for p in $p_pid ${o_pid:-} ${j_pid:-}; do
-		ut_stop $p
-	done
-	is "$w1 $w2" "20 30" "odd name: its two processes ran 20 and 30 TPAUSEs"
-	cmp_ok "$c2" -gt 0 "odd name: max_time capped some of the second's (the host's rate is not 0)"
-	is "$(series umwait_waits_total $tmp/odd1.prom) $(series umwait_capped_total $tmp/odd1.prom)" "$w1 $c1" \
-		"odd name, prometheus: after the first process, its counts"
-	sel="exe=\"$want_exe\",file=\"$want_file\","
-	is "$(grep -F "umwait_capped_total{$sel" $tmp/odd2.prom | grep -F 'insn="tpause"} ' | awk '{ print $NF }')" \
-		$((c1 + c2)) \
-		"odd name, prometheus: one TPAUSE series whose exe and file labels hold \\\" and \\\\ escaped, 0xff as U+FFFD, and count both processes"
-	is "$(grep -F "umwait_waits_total{pid=" $tmp/odd2.om | grep -cF "comm=\"$want_comm\",$sel")" 2 \
-		"odd name, openmetrics --per-pid: each process's comm label has the character its 15 bytes cut as U+FFFD"
-	json=$(grep '"type": "total"' $tmp/oddj.out)
-	is "$(echo "$json" | occurrences "\"comm\": \"$want_comm\", \"file\": \"$want_file\"")" 2 \
-		"odd name, JSON: each process's comm and file strings escaped the same way"
-	echo "om-expect| odd w1=$w1 c1=$c1 w2=$w2 c2=$c2 dir=$tmp"
-	print_file om-odd1 $tmp/odd1.prom
-	print_file om-odd2 $tmp/odd2.prom
-	print_file om-odd-om $tmp/odd2.om
-	echo "om-odd-json| $json"
-fi
+ut_begin $tmp/oddp.out caps --format prometheus -o $om/odd.prom "$odd" 1
+p_pid=$ut_pid
+ut_begin $tmp/oddo.out caps --format openmetrics --per-pid -o $tmp/odd.om "$odd" 1
+o_pid=$ut_pid
+ut_begin $tmp/oddj.out caps --json "$odd"
+j_pid=$ut_pid
+set -- $(loop_counts "$odd" 20)
+w1=${1:-0} c1=${2:-0}
+until_true 60 waits_are $om/odd.prom $w1
+cp $om/odd.prom $tmp/odd1.prom 2>/dev/null
+set -- $(loop_counts "$odd" 30)
+w2=${1:-0} c2=${2:-0}
+until_true 60 waits_are $om/odd.prom $((w1 + w2))
+until_true 60 waits_are $tmp/odd.om $((w1 + w2))
+cp $om/odd.prom $tmp/odd2.prom 2>/dev/null
+cp $tmp/odd.om $tmp/odd2.om 2>/dev/null
+ut_end "odd name, prometheus: caps exits 0 on Ctrl-C" $p_pid
+ut_end "odd name, openmetrics: caps exits 0 on Ctrl-C" $o_pid
+ut_end "odd name, JSON: caps exits 0 on Ctrl-C" $j_pid
+is "$w1 $w2" "20 30" "odd name: its two processes ran 20 and 30 TPAUSEs"
+cmp_ok "$c2" -gt 0 "odd name: max_time capped some of the second's (the host's rate is not 0)"
+is "$(series umwait_waits_total $tmp/odd1.prom) $(series umwait_capped_total $tmp/odd1.prom)" "$w1 $c1" \
+	"odd name, prometheus: after the first process, its counts"
+sel="exe=\"$want_exe\",file=\"$want_file\","
+is "$(grep -F "umwait_capped_total{$sel" $tmp/odd2.prom 2>/dev/null | grep -F 'insn="tpause"} ' | awk '{ print $NF }')" \
+	$((c1 + c2)) \
+	"odd name, prometheus: one TPAUSE series whose exe and file labels hold \\\" and \\\\ escaped, 0xff as U+FFFD, and count both processes"
+is "$(grep -F "umwait_waits_total{pid=" $tmp/odd2.om 2>/dev/null | grep -cF "comm=\"$want_comm\",$sel")" 2 \
+	"odd name, openmetrics --per-pid: each process's comm label has the character its 15 bytes cut as U+FFFD"
+json=$(caps_json_total $tmp/oddj.out)
+is "$(echo "$json" | occurrences "\"comm\": \"$want_comm\", \"file\": \"$want_file\"")" 2 \
+	"odd name, JSON: each process's comm and file strings escaped the same way"
+echo "om-expect| odd w1=$w1 c1=$c1 w2=$w2 c2=$c2 dir=$tmp"
+print_file om-odd1 $tmp/odd1.prom
+print_file om-odd2 $tmp/odd2.prom
+print_file om-odd-om $tmp/odd2.om
+echo "om-odd-json| $json"
 rm -rf "$odd_dir"
 
 # A full file system under -o: caps says so once, tries again each interval,
@@ -192,29 +197,29 @@ full=$tmp/full
 mkdir $full
 mount -t tmpfs -o size=64k,mode=0755 full $full
 dd if=/dev/zero of=$full/fill bs=4k 2>/dev/null
-if ut_start $tmp/full.out caps --format prometheus -o $full/caps.prom $tl 1; then
-	f_pid=$ut_pid
-	ut_start $tmp/clock.out caps --format prometheus -o $om/clock.prom $tl 1 && c_pid=$ut_pid
-	set -- $(loop_counts $tl 40)
-	fw=${1:-0} fc=${2:-0}
-	wait_for $tmp/full.out.err 'trying again each interval'
-	check "full: the clock caps wrote its file three more times meanwhile" ut_rewritten $om/clock.prom 3
-	is "$(cat $tmp/full.out.err | sed -n '/^Attached/!p')" \
-		"umwait-trace: warning: cannot write $full/caps.prom: No space left on device: trying again each interval" \
-		"full: one line on stderr for the failed writes of several intervals, however many"
-	check "full: caps still runs" kill -0 $f_pid
-	is "$(ls $full)" fill "full: no file left behind by the failed writes"
-	rm $full/fill
-	wait_for $tmp/full.out.err 'written again'
-	is "$(tail -n 1 $tmp/full.out.err)" "umwait-trace: warning: the metrics are written again" \
-		"full: once there is room, one line says the metrics are written again"
-	until_true 60 waits_are $full/caps.prom $fw
-	is "$(series umwait_waits_total $full/caps.prom) $(series umwait_capped_total $full/caps.prom)" "$fw $fc" \
-		"full: the first file written has every wait and capped wait of the run ($fw, $fc) that ran while none could be"
-	ut_stop $f_pid
-	is "$ut_rc" 0 "full: caps exits 0 on Ctrl-C"
-	[ -n "${c_pid:-}" ] && ut_stop $c_pid
-fi
+ut_begin $tmp/full.out caps --format prometheus -o $full/caps.prom $tl 1
+f_pid=$ut_pid f_up=$ut_up
+ut_begin $tmp/clock.out caps --format prometheus -o $om/clock.prom $tl 1
+c_pid=$ut_pid c_up=$ut_up
+set -- $(loop_counts $tl 40)
+fw=${1:-0} fc=${2:-0}
+[ $f_up = 1 ] && wait_for $tmp/full.out.err 'trying again each interval'
+ut_up=$c_up
+ut_check "full: the clock caps wrote its file three more times meanwhile" ut_rewritten $om/clock.prom 3
+is "$(cat $tmp/full.out.err | sed -n '/^Attached/!p')" \
+	"umwait-trace: warning: cannot write $full/caps.prom: No space left on device: trying again each interval" \
+	"full: one line on stderr for the failed writes of several intervals, however many"
+check "full: caps still runs" kill -0 $f_pid
+is "$(ls $full)" fill "full: no file left behind by the failed writes"
+rm $full/fill
+[ $f_up = 1 ] && wait_for $tmp/full.out.err 'written again'
+is "$(tail -n 1 $tmp/full.out.err)" "umwait-trace: warning: the metrics are written again" \
+	"full: once there is room, one line says the metrics are written again"
+[ $f_up = 1 ] && until_true 60 waits_are $full/caps.prom $fw
+is "$(series umwait_waits_total $full/caps.prom) $(series umwait_capped_total $full/caps.prom)" "$fw $fc" \
+	"full: the first file written has every wait and capped wait of the run ($fw, $fc) that ran while none could be"
+ut_end "full: caps exits 0 on Ctrl-C" $f_pid
+ut_end "full: the clock caps exits 0 on Ctrl-C" $c_pid
 umount $full
 
 # status with cpu2 changed behind the kernel's back: prometheus, openmetrics and JSON

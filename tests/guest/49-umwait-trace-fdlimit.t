@@ -10,6 +10,10 @@
 # counters would take descriptors after the probes.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/checks.sh
+. /lab/tests/lib/caps.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 tl=/lab/bin/tpause-loop
@@ -22,12 +26,13 @@ waits_of() {
 }
 
 # the descriptors a full attach holds: the highest open one
-ut_start $tmp/full.out caps --hist-perturbing --residency off $tl || { done_testing; exit; }
-top=$(ls /proc/$ut_pid/fd | sort -n | tail -n 1)
+ut_begin $tmp/full.out caps --hist-perturbing --residency off $tl
+top=$(ls /proc/$ut_pid/fd 2>/dev/null | sort -n | tail -n 1)
 nsites=$(sed -n 's/^Attached \([0-9]*\) site.*/\1/p' $tmp/full.out.err)
-ut_stop
+ut_end "full attach: caps exits 0 on Ctrl-C"
 diag "full attach: $nsites sites, highest descriptor $top"
 cmp_ok "${nsites:-0}" -ge 2 "tpause-loop has a TPAUSE and a UMWAIT site"
+top=${top:-0} nsites=${nsites:-0}
 
 # One test per behaviour, whatever number of limits the range holds: each
 # limit's outcome is noted, and the tests below judge all of them at once.
@@ -56,9 +61,9 @@ while [ $lim -le $((top + 1)) ]; do
 	wt=$(waits_of tpause)
 	wu=$(waits_of umwait)
 	ut_stop $pid
-	unended=$(sed -n 's/^unended: \([0-9]*\) .*/\1/p' $out)
+	unended=$(caps_count $out unended)
 	# the sites counted: the TPAUSE row's and the UMWAIT row's waits
-	set -- $(awk '$2 == "tpause-loop" { w[$3] += $4 } END { printf "%d %d", w["tpause"], w["umwait"] }' $out)
+	set -- $(caps_rows $out | awk '$2 == "tpause-loop" { w[$3] += $4 } END { printf "%d %d", w["tpause"], w["umwait"] }')
 	diag "ulimit -n $lim: $(grep -c 'cannot attach' $out.err) probes failed; tpause $1 of $wt, umwait $2 of $wu, unended ${unended:-0}"
 	[ "$ut_rc" = 0 ] || bad="$bad; ulimit -n $lim: caps exit $ut_rc on Ctrl-C"
 	# a site is counted exactly or not at all

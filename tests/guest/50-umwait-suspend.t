@@ -11,41 +11,30 @@
 # tests/host/55-s3-write-msr.t), so its trace must hold the restore of the GS
 # base on cpu0 and a write of the value on every online CPU.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/events.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
-t=/sys/kernel/tracing
 dbg=/sys/kernel/debug/x86/umwait/control
 mt=399996
 want=0x00061a7d
-cpus=$(grep -c ^processor /proc/cpuinfo)
-last=$((cpus - 1))
+# the lab's guest: 4 CPUs (tests/guest/10-lab.t)
+last=3
 
-events() {
-	grep -o "umwait_${1:-[a-z_]*}: .*" $t/trace
-}
-
-# cpu_events CPU [NAME]: the same for the records of one CPU (the [NNN] column)
-cpu_events() {
-	grep -F "[$(printf %03d "$1")]" $t/trace | grep -o "umwait_${2:-[a-z_]*}: .*"
-}
-
-# msr_writes CPU MSR: the values of the msr:write_msr records of MSR (hex,
-# without 0x, as the event prints it) on CPU, one a line
-msr_writes() {
-	grep -F "[$(printf %03d "$1")]" $t/trace | sed -n "s/.* write_msr: $2, value \([0-9a-f]*\).*/\1/p"
-}
-
-online_cpus() {
+# up [OFF]: the CPUs that must be online, all but OFF
+up() {
 	for c in $(seq 0 $last); do
-		[ "$c" = 0 ] || [ "$(cat /sys/devices/system/cpu/cpu$c/online)" = 1 ] && echo $c
+		[ "$c" = "${1:-}" ] || echo $c
 	done
 }
 
-# restored: every online CPU holds $want in debugfs and in its MSR, sysfs unchanged
+# restored LABEL [OFF]: every CPU but OFF holds $want in debugfs and in its
+# MSR, sysfs unchanged
 restored() {
 	is "$(cat $d/max_time) $(cat $d/enable_c02)" "$mt 0" "$1: sysfs still says max_time=$mt enable_c02=0"
 	is "$(head -n 1 $dbg)" "cached $want max_time=$mt c02=off" "$1: debugfs cached value"
-	for c in $(online_cpus); do
+	for c in $(up ${2:-}); do
 		is "$(grep "^cpu$c " $dbg)" "cpu$c $want max_time=$mt c02=off ok" "$1: debugfs cpu$c holds $want"
 		is "$(msr read $c 0xe1)" 0x0000000000061a7d "$1: /dev/cpu/$c/msr holds $want"
 	done
@@ -61,6 +50,9 @@ restored "before S3"
 for c in $(seq 0 $last); do eval "wr_$c=1"; done
 wrote() { eval "wr_$1=\$((wr_$1 + 1))"; }
 
+# the umwait events and every WRMSR (GS base, 0xe1), in an instance of this
+# file's own; msr:write_msr is on across each suspend, and off between
+ev_open g50 umwait
 for cycle in 1 2 3; do
 	off=
 	if [ $cycle = 2 ]; then
@@ -68,25 +60,24 @@ for cycle in 1 2 3; do
 		echo 0 >/sys/devices/system/cpu/cpu$off/online
 		is "$(grep -c "^cpu$off " $dbg)" 0 "cycle 2: cpu$off offline before suspend, not listed in debugfs"
 	fi
-	echo >$t/trace
-	echo 0 >$t/events/msr/write_msr/filter
-	echo 1 >$t/events/msr/write_msr/enable
+	ev_clear
+	echo 1 >$ev_dir/events/msr/write_msr/enable
 	is "$(lab-write /sys/power/state mem)" OK "cycle $cycle: suspend to RAM and resume, msr:write_msr on"
-	echo 0 >$t/events/msr/write_msr/enable
-	is "$(msr_writes 0 c0000101 | grep -c .)" 1 \
+	echo 0 >$ev_dir/events/msr/write_msr/enable
+	is "$(msr_values 0 c0000101 | grep -c .)" 1 \
 		"cycle $cycle: msr:write_msr holds the restore of MSR_GS_BASE on cpu0"
 	got= exp=
-	for c in $(online_cpus); do
-		got="$got cpu$c=$(msr_writes $c e1 | grep -cx "$(printf %x $want)")" exp="$exp cpu$c=1"
+	for c in $(up $off); do
+		got="$got cpu$c=$(msr_values $c e1 | grep -cx "$(printf %x $want)")" exp="$exp cpu$c=1"
 	done
 	is "$got" "$exp" "cycle $cycle: msr:write_msr holds one write of $want to 0xe1 on every online CPU"
-	for c in $(online_cpus); do wrote $c; done
+	for c in $(up $off); do wrote $c; done
 	ev=$(events)
 	echo "$ev" | sed 's/^/# trace: /'
 	is "$(cpu_events 0 | grep -c "^umwait_resume: old=0x00000000 new=$want max_time=$mt c02=off\$")" 1 \
 		"cycle $cycle: umwait_resume on cpu0 shows it lost the value (old=0) and got $want back"
 	n=0
-	for c in $(online_cpus); do
+	for c in $(up $off); do
 		[ $c = 0 ] && continue
 		n=$((n + 1))
 		is "$(cpu_events $c | grep -c "^umwait_cpu_online: old=0x00000000 new=$want ")" 1 \
@@ -94,10 +85,10 @@ for cycle in 1 2 3; do
 	done
 	is "$(echo "$ev" | grep -c '^umwait_cpu_online:')" $n "cycle $cycle: no other umwait_cpu_online"
 	is "$(echo "$ev" | grep -c '^umwait_control_update:')" 0 "cycle $cycle: no umwait_control_update"
-	restored "cycle $cycle"
+	restored "cycle $cycle" $off
 	if [ -n "$off" ]; then
 		is "$(grep -c "^cpu$off " $dbg)" 0 "cycle 2: cpu$off still offline after resume, not listed"
-		echo >$t/trace
+		ev_clear
 		echo 1 >/sys/devices/system/cpu/cpu$off/online
 		wrote $off
 		is "$(cpu_events $off cpu_online | grep -c "^umwait_cpu_online: old=0x[0-9a-f]* new=$want ")" 1 \
@@ -105,6 +96,7 @@ for cycle in 1 2 3; do
 		restored "cycle 2, cpu$off back"
 	fi
 done
+ev_close
 
 # for tests/host/50-umwait-suspend-msr.t, which counts them in QEMU's trace
 echo "# s3-msr-writes: value $want$(for c in $(seq 0 $last); do eval "printf ' cpu%d=%d' $c \$wr_$c"; done)"
@@ -112,5 +104,4 @@ echo "# s3-msr-writes: value $want$(for c in $(seq 0 $last); do eval "printf ' c
 lab-write $d/max_time 100000 >/dev/null
 lab-write $d/enable_c02 1 >/dev/null
 is "$(cat $d/max_time) $(cat $d/enable_c02)" "100000 1" "controls restored"
-echo >$t/trace
 done_testing

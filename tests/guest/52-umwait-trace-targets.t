@@ -10,23 +10,19 @@
 #  5. capabilities, not root: uid 1000 runs events with CAP_BPF and
 #     CAP_PERFMON, and caps with CAP_SYS_ADMIN (Linux creates uprobes for it
 #     alone), counting exactly; with one missing, one line names it.
+# Every part prints its checks whether or not caps started (ut_begin,
+# ut_end): 26 in all.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/checks.sh
+. /lab/tests/lib/caps.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 ut=/lab/bin/ut-target
 tmp=$(mktemp -d)
 echo 100000 >$d/max_time
-
-# lost N DESC: the N checks of a part that could not run, each a failure
-lost() {
-	_n=$1
-	shift
-	while [ "$_n" -gt 0 ]; do
-		fail "$*"
-		_n=$((_n - 1))
-	done
-}
 
 # target OUT ARGS...: ut-target ARGS in the background (output in OUT), back
 # once it is ready (60 s at most); its PID in t_pid, its threads in t_tids
@@ -45,85 +41,65 @@ own() {
 	sed -n "s/^ut-target: ${2:+tid=$2 }.*waits=\([0-9]*\) .*/\1/p" "$1" | awk '{ s += $1 } END { print s + 0 }'
 }
 
-# caps_total OUT: the waits of caps' last "total:" line
-caps_total() {
-	ut_waits "$1"
-}
-
-# caps_waits OUT PATH: the waits of caps' last totals at the sites of PATH
-caps_waits() {
-	sed -n '/^Totals since attach/h; /^Totals since attach/,$H; ${x;p}' "$1" |
-		awk -v f="$2" '/^[0-9]/ && $7 == f { s += $4 } END { print s + 0 }'
+# waits_at OUT PATH: the waits of caps' last totals at the sites of PATH
+waits_at() {
+	caps_rows "$1" | awk -v f="$2" '$7 == f { s += $4 } END { print s + 0 }'
 }
 
 # 1. -p with the ID of a thread that is not the process's leader
 target $tmp/p.run $ut --threads 3 -n 20
 set -- $t_tids
 tid=${2:-0}
-if ut_start $tmp/p.out caps --residency off -p $tid; then
-	kill -USR1 $t_pid
-	wait $t_pid
-	ut_stop
-	is "$(grep -c "^umwait-trace: $tid is a thread of process $t_pid: tracing the process" $tmp/p.out.err)" 1 \
-		"-p TID: resolved to its process, said once"
-	is "$(own $tmp/p.run)" 60 "-p TID: the process's 3 threads ran 60 waits"
-	is "$(caps_total $tmp/p.out)" 60 "-p TID: caps counted every thread's"
-else
-	kill -TERM $t_pid
-	lost 2 "-p TID: caps"
-fi
+ut_begin $tmp/p.out caps --residency off -p $tid
+kill -USR1 $t_pid
+wait $t_pid
+ut_end "-p TID: caps exits 0 on Ctrl-C"
+is "$(grep -c "^umwait-trace: $tid is a thread of process $t_pid: tracing the process" $tmp/p.out.err)" 1 \
+	"-p TID: resolved to its process, said once"
+is "$(own $tmp/p.run)" 60 "-p TID: the process's 3 threads ran 60 waits"
+is "$(ut_waits $tmp/p.out)" 60 "-p TID: caps counted every thread's"
 
 # 2. -t TID: one thread's waits, its two siblings waiting as much meanwhile
 target $tmp/t.run $ut --threads 3 -n 15
 set -- $t_tids
 tid=${2:-0}
-if ut_start $tmp/t.out caps --residency off -t $tid; then
-	kill -USR1 $t_pid
-	wait $t_pid
-	ut_stop
-	is "$(grep -c "^umwait-trace: counting thread $tid of process $t_pid alone" $tmp/t.out.err)" 1 \
-		"-t TID: said which thread of which process"
-	is "$(own $tmp/t.run $tid) $(own $tmp/t.run)" "15 45" "-t TID: the thread ran 15 waits, the process 45"
-	is "$(caps_total $tmp/t.out)" 15 "-t TID: caps counted that thread's alone"
-else
-	kill -TERM $t_pid
-	lost 2 "-t TID: caps"
-fi
+ut_begin $tmp/t.out caps --residency off -t $tid
+kill -USR1 $t_pid
+wait $t_pid
+ut_end "-t TID: caps exits 0 on Ctrl-C"
+is "$(grep -c "^umwait-trace: counting thread $tid of process $t_pid alone" $tmp/t.out.err)" 1 \
+	"-t TID: said which thread of which process"
+is "$(own $tmp/t.run $tid) $(own $tmp/t.run)" "15 45" "-t TID: the thread ran 15 waits, the process 45"
+is "$(ut_waits $tmp/t.out)" 15 "-t TID: caps counted that thread's alone"
 
 # 3. -p, then the process loads a library with sites (dlopen) and waits there
 cp /lab/bin/libwait-sites.so $tmp/lib-d.so
 target $tmp/d.run $ut --dlopen $tmp/lib-d.so -n 25
-if ut_start $tmp/d.out caps --residency off -p $t_pid; then
-	kill -USR1 $t_pid
-	until_true 60 grep -q '^ut-target: loaded' $tmp/d.run
-	# found by a look at its mappings, each second
-	check "dlopen: caps says it probes the library loaded after the attach" \
-		until_true 60 grep -q "^umwait-trace: $tmp/lib-d.so mapped since caps attached: 2 sites probed" $tmp/d.out.err
-	kill -USR2 $t_pid
-	wait $t_pid
-	ut_stop
-	is "$(grep -c "lib-d.so mapped since caps attached" $tmp/d.out.err)" 1 "dlopen: said once"
-	is "$(own $tmp/d.run) $(caps_waits $tmp/d.out $tmp/lib-d.so)" "25 25" \
-		"dlopen: the library's 25 waits, counted by caps"
-else
-	kill -TERM $t_pid
-	lost 2 "dlopen: caps -p"
-fi
+ut_begin $tmp/d.out caps --residency off -p $t_pid
+kill -USR1 $t_pid
+until_true 60 grep -q '^ut-target: loaded' $tmp/d.run
+# found by a look at its mappings, each second
+ut_check "dlopen: caps says it probes the library loaded after the attach" \
+	until_true 60 grep -q "^umwait-trace: $tmp/lib-d.so mapped since caps attached: 2 sites probed" $tmp/d.out.err
+kill -USR2 $t_pid
+wait $t_pid
+ut_end "dlopen: caps exits 0 on Ctrl-C"
+is "$(grep -c "lib-d.so mapped since caps attached" $tmp/d.out.err)" 1 "dlopen: said once"
+is "$(own $tmp/d.run) $(waits_at $tmp/d.out $tmp/lib-d.so)" "25 25" \
+	"dlopen: the library's 25 waits, counted by caps"
 
-# 4. anonymous executable memory (JIT code) in the process
+# 4. anonymous executable memory (JIT code) in the process; caps ends by
+#    itself after its one interval
 target $tmp/j.run $ut --jit -n 2
-if ut_start $tmp/j.out caps --residency off --json -p $t_pid 1 1; then
-	ut_wait
-	kill -USR1 $t_pid
-	wait $t_pid
-	is "$(grep -c "^umwait-trace: warning: process $t_pid has 1 anonymous executable mapping (JIT code, say): TPAUSE/UMWAIT there is not traced" $tmp/j.out.err)" 1 \
-		"anonymous: the process's one anonymous executable mapping, said once"
-	is "$(sed -n 's/.*"anon_exec_mappings": \([0-9]*\).*/\1/p' $tmp/j.out | sort -u | tr '\n' ' ')" "1 " \
-		"anonymous: counted in each JSON object"
-else
-	kill -TERM $t_pid
-	lost 1 "anonymous: caps -p"
-fi
+ut_begin $tmp/j.out caps --residency off --json -p $t_pid 1 1
+tr_reap $ut_pid || diag "anonymous: $tr_why"
+is "$tr_rc" 0 "anonymous: caps with an interval and a count of 1 ends by itself, exit 0"
+kill -USR1 $t_pid
+wait $t_pid
+is "$(grep -c "^umwait-trace: warning: process $t_pid has 1 anonymous executable mapping (JIT code, say): TPAUSE/UMWAIT there is not traced" $tmp/j.out.err)" 1 \
+	"anonymous: the process's one anonymous executable mapping, said once"
+is "$(sed -n 's/.*"anon_exec_mappings": \([0-9]*\).*/\1/p' $tmp/j.out | sort -u | tr '\n' ' ')" "1 " \
+	"anonymous: counted in each JSON object"
 
 # 5. capabilities instead of root, uid 1000: events with CAP_BPF and
 #    CAP_PERFMON; caps with CAP_SYS_ADMIN, since Linux creates uprobes for it
@@ -140,19 +116,16 @@ with-caps 1000 bpf,perfmon umwait-trace caps --residency off $tl >$tmp/c3.out 2>
 is "$?:$(cat $tmp/c3.err)" \
 	"2:umwait-trace: needs CAP_SYS_ADMIN (root has it): this kernel creates uprobes for it alone, CAP_BPF and CAP_PERFMON are not enough" \
 	"capabilities: caps with CAP_BPF and CAP_PERFMON: exit 2, one line naming CAP_SYS_ADMIN (the kernel refuses them a uprobe)"
+# (with-caps execs umwait-trace: ut_pid is the tracer's)
 UT_BIN=with-caps
-if ut_start $tmp/c.out 1000 sys_admin umwait-trace caps --residency off $tl; then
-	unset UT_BIN
-	is "$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$ut_pid/status)" 1000 \
-		"capabilities: caps runs as uid 1000 with CAP_SYS_ADMIN"
-	out=$($tl -n 30 -c 1000000)
-	ut_stop
-	eval "$(report tpause-loop "$out")"
-	is "$(caps_total $tmp/c.out)" "${r_waits:-x}" "capabilities: and counts tpause-loop's ${r_waits:-?} waits exactly"
-else
-	unset UT_BIN
-	lost 1 "capabilities: caps as uid 1000 with CAP_SYS_ADMIN"
-fi
+ut_begin $tmp/c.out 1000 sys_admin umwait-trace caps --residency off $tl
+unset UT_BIN
+is "$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$ut_pid/status 2>/dev/null)" 1000 \
+	"capabilities: caps runs as uid 1000 with CAP_SYS_ADMIN"
+out=$($tl -n 30 -c 1000000)
+ut_end "capabilities: caps as uid 1000 exits 0 on Ctrl-C"
+eval "$(report tpause-loop "$out")"
+is "$(ut_waits $tmp/c.out)" "${r_waits:-x}" "capabilities: and counts tpause-loop's ${r_waits:-?} waits exactly"
 
 rm -rf $tmp
 done_testing

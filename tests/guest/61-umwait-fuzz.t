@@ -3,6 +3,8 @@
 # write(2) apiece; umwait-fuzz checks each errno, and the state after each
 # write, against its model of 6.1's parsing (a rejected write changes nothing).
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 out=$(umwait-fuzz -n 1000 $d/enable_c02 $d/max_time 2>&1)

@@ -3,6 +3,8 @@
 # debugfs and umwait-trace refusing it: 33-umwait-debugfs.t, 42-umwait-trace-errors.t.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 d=/sys/devices/system/cpu/umwait_control
 

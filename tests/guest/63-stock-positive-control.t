@@ -4,6 +4,8 @@
 # assertion that names the absence. A stock suite that passes whatever the
 # CPU has proves nothing about Debian's QEMU; this catches one.
 . /lab/tests/lib/tap.sh
+. /lab/tests/lib/state.sh
+state_guard
 
 # fails_here FILE TEST: FILE's own run here fails, TEST among its failures
 fails_here() {

@@ -32,6 +32,31 @@ is "$(printf 'ok 1 - a\nok 2 - b\n# exit: 0\n' | counts no-plan)" "2 1 0" \
 	"tally: no plan line: one failure more"
 is "$(printf 'ok 1 - a\n1..3\n# exit: 0\n' | counts short)" "1 1 0" \
 	"tally: planned 3, ran 1: one failure more"
+# held to tests/counts: a file that runs another number of checks than the
+# list says fails, whatever it printed; so does one the list lacks
+printf 'c/two.t\t2\nc/three.t\t3\n' >"$tmp/counts"
+held() {
+	(
+		passed=0 failed=0 skipped=0 out=$tmp top=$top counts_file=$tmp/counts
+		. "$top/tests/lib/runner.sh"
+		tally "$1" >"$tmp/tally.out"
+		echo "$passed $failed $skipped"
+	)
+}
+is "$(printf 'ok 1 - a\nok 2 - b\n1..2\n# exit: 0\n' | held c/two.t)" "2 0 0" \
+	"tally: a file that runs the checks tests/counts lists passes"
+is "$(printf 'ok 1 - a\nok 2 - b\n1..2\n# exit: 0\n' | held c/three.t)" "2 1 0" \
+	"tally: a file that runs fewer than tests/counts lists fails once more, though its plan held"
+is "$(grep -c 'c/three.t ran 2 checks, tests/counts lists 3' "$tmp/failures")" 1 "and the failure names both counts"
+is "$(printf 'ok 1 - a\n1..1\n# exit: 0\n' | held c/unlisted.t)" "1 1 0" \
+	"tally: a file tests/counts does not list fails"
+# no list at all holds nothing: every file fails, and says what to run
+mv "$tmp/counts" "$tmp/counts.away"
+is "$(printf 'ok 1 - a\nok 2 - b\n1..2\n# exit: 0\n' | held c/two.t)" "2 1 0" \
+	"tally: without tests/counts a file fails (a missing list holds no count)"
+is "$(grep -c 'c/two.t ran 2 checks and there is no tests/counts to hold it to (tests/lib/counts-update writes it)' "$tmp/failures")" 1 \
+	"and the failure says which list is missing and what writes it"
+mv "$tmp/counts.away" "$tmp/counts"
 printf '# comment\n*/x.t\tthe host has no such thing\n' >"$tmp/allow"
 export SKIPS_ALLOW=$tmp/allow
 is "$(printf 'ok 1 - a # SKIP the host has no such thing\n1..1\n# exit: 0\n' | counts s/x.t)" "0 0 1" \
@@ -62,22 +87,40 @@ is "$(clean "$tmp/empty.log")" "0 1" "kernel_clean: an empty console log fails"
 # the guest's runner (busybox sh, as in the guest): a file that hangs is
 # killed with what it started after LAB_TEST_TIMEOUT, fails, and the next runs
 mkdir -p "$tmp/suite/s"
+# the state run-guest holds each file to, in a tree of its own (not the host's)
+export LAB_STATE_ROOT=$tmp/root
+mkdir -p "$tmp/root/sys/devices/system/cpu/umwait_control"
+echo 100000 >"$tmp/root/sys/devices/system/cpu/umwait_control/max_time"
+echo 1 >"$tmp/root/sys/devices/system/cpu/umwait_control/enable_c02"
+echo 0-3 >"$tmp/root/sys/devices/system/cpu/online"
 printf 'echo 1..1\nsleep 300 &\necho $! >%s/child\nsleep 300\necho ok 1\n' "$tmp" >"$tmp/suite/s/a.t"
 printf 'echo 1..1\necho ok 1 - b\n' >"$tmp/suite/s/b.t"
 LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=2 busybox sh "$top/tests/run-guest" s >"$tmp/rg.out" 2>/dev/null
-# without the timer checks' sections
-is "$(awk '/^# file: s\/timers-after-/ { t = 1; next } /^# file: / || /^# suite done/ { t = 0 } !t' "$tmp/rg.out" |
+# without the runner's sections after each file
+is "$(awk '/^# file: s\/after-/ { t = 1; next } /^# file: / || /^# suite done/ { t = 0 } !t' "$tmp/rg.out" |
 	grep -v -e '^1\.\.' -e '^# seconds: ' | tr '\n' '|')" \
 	"# file: s/a.t|not ok - a.t was still running after 2 s: killed|# exit: 137|# file: s/b.t|ok 1 - b|# exit: 0|# suite done: s|" \
 	"run-guest: a hung file is killed after LAB_TEST_TIMEOUT and fails; the next runs"
-is "$(grep -A1 '^# file: s/timers-after-' "$tmp/rg.out" | grep -c "^ok 1 - every online CPU's timer fired after [ab].t")" 2 \
+is "$(grep -A1 '^# file: s/after-' "$tmp/rg.out" | grep -c "^ok 1 - every online CPU's timer fired after [ab].t")" 2 \
 	"run-guest: after each file, a test that every online CPU's timer fires, naming the file"
 # a probe that outlives the bound stands for a dead timer: that test fails
 LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=2 LAB_TIMER_BOUND=1 LAB_TIMER_PROBE="sleep 10" \
 	busybox sh "$top/tests/run-guest" s b.t >"$tmp/rg-dead.out" 2>/dev/null
-is "$(grep -A1 '^# file: s/timers-after-b.t' "$tmp/rg-dead.out" | sed -n 2p)" \
+is "$(grep -A1 '^# file: s/after-b.t' "$tmp/rg-dead.out" | sed -n 2p)" \
 	"not ok 1 - every online CPU's timer fired after b.t" \
 	"run-guest: a CPU whose pinned sleep outlives LAB_TIMER_BOUND fails the timer test after that file"
+# a file that changes max_time and does not put it back fails the state
+# check after it, and the next file finds it restored
+printf 'echo 400000 >%s\necho 1..1\necho ok 1 - c\n' "$tmp/root/sys/devices/system/cpu/umwait_control/max_time" >"$tmp/suite/s/c.t"
+printf 'echo "1..1"\necho "ok 1 - d sees max_time $(cat %s)"\n' "$tmp/root/sys/devices/system/cpu/umwait_control/max_time" >"$tmp/suite/s/d.t"
+LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=5 busybox sh "$top/tests/run-guest" s "c.t d.t" >"$tmp/rg-state.out" 2>/dev/null
+is "$(grep -A4 '^# file: s/after-' "$tmp/rg-state.out" | grep -e '^ok 2' -e '^not ok 2' -e '^#   ' | tr '\n' '|')" \
+	"not ok 2 - c.t left the guest's state as it found it (umwait controls, CPUs, sysctls, tracefs)|#   before: max_time 100000|#   after:  max_time 400000|ok 2 - d.t left the guest's state as it found it (umwait controls, CPUs, sysctls, tracefs)|" \
+	"run-guest: a file that leaves max_time changed fails the state check after it, which names the value"
+is "$(grep '^ok 1 - d sees' "$tmp/rg-state.out")" "ok 1 - d sees max_time 100000" \
+	"run-guest: and puts the value back before the next file"
+rm "$tmp/suite/s/c.t" "$tmp/suite/s/d.t"
+unset LAB_STATE_ROOT
 child=$(cat "$tmp/child" 2>/dev/null)
 check "run-guest: what the hung file started in the background is killed too" \
 	bash -c '[ -n "$1" ] || exit 1
@@ -117,5 +160,59 @@ got=$(
 kill $reader 2>/dev/null
 wait $reader 2>/dev/null
 is "$got" "this run's line" "ut_start: back on this run's 'Attached', not on one a reused stderr file still holds"
+
+# tr_stop (tests/lib/guest.sh: ut_stop, ut_stop_frozen and make bench's
+# guest stop every tracer with it) sends SIGINT only once the tracer has a
+# handler for it. A background job of a non-interactive shell starts with
+# SIGINT ignored, and a tracer can say it is ready before it installs its
+# handler (bpftrace does): a SIGINT sent in between is dropped, and a plain
+# "kill -INT; wait" waits for ever (make bench hung so). The stand-in
+# tracer says "Attached", then keeps SIGINT ignored until a SIGINT has been
+# sent (the shell's kill, wrapped, leaves a mark) or 2 s have passed, and
+# only then installs its handler: the race, made certain. The stop runs
+# under timeout(1), so a lost SIGINT fails the check instead of hanging the
+# file. Second: a tracer that never ends on SIGINT is killed after
+# TR_BOUND s and reported, not waited for. Third: one that takes longer
+# than TR_BOUND s to end, but closes a descriptor more often than that (as
+# caps --all releasing hundreds of BPF links does), is waited for.
+cat >"$tmp/late-int" <<'EOF'
+#!/usr/bin/perl
+# LATE_INT_DEAF=1: at once a handler that ignores the signal;
+# LATE_INT_SLOW=1: at once a handler that closes 10 descriptors 0.3 s apart
+my @fds;
+open($fds[$_], "<", "/dev/null") for 0 .. 9;
+print STDERR "Attached 1 probe (stand-in)\n";
+for (my $i = 0; $i < 200 && !-e $ENV{LATE_INT_SENT} && !$ENV{LATE_INT_DEAF} && !$ENV{LATE_INT_SLOW}; $i++) {
+	select(undef, undef, undef, 0.01);
+}
+$SIG{INT} = $ENV{LATE_INT_DEAF} ? sub { } : sub {
+	if ($ENV{LATE_INT_SLOW}) { select(undef, undef, undef, 0.3), close($_) for @fds; }
+	print "ended on SIGINT\n";
+	exit 0;
+};
+sleep 1 for 1 .. 120;
+exit 3;
+EOF
+chmod +x "$tmp/late-int"
+# stop_race [TR_BOUND]: start the stand-in, stop it; "rc=STATUS OUTPUT" or why not
+stop_race() {
+	rm -f "$tmp/late-int.sent"
+	TR_BOUND=${1:-300} LATE_INT_SENT=$tmp/late-int.sent timeout 60 busybox sh -c '
+		fail() { :; }
+		. "$1/tests/lib/guest.sh"
+		kill() { command kill "$@" && { [ "$1" != -INT ] || : >"$LATE_INT_SENT"; }; }
+		tr_start "$2/late" "grep -q ^Attached \"$2/late.err\"" "$2/late-int" ||
+			{ echo "start: $tr_why"; exit; }
+		tr_stop >/dev/null || echo "stop: $tr_why"
+		echo "rc=$tr_rc $(cat "$2/late")"' - "$top" "$tmp" 2>/dev/null
+	echo "exit $?"
+}
+is "$(stop_race | tr '\n' ' ')" "rc=0 ended on SIGINT exit 0 " \
+	"tr_stop: a tracer that is ready before its SIGINT handler exists gets a SIGINT it does not lose"
+is "$(LATE_INT_DEAF=1 stop_race 1 | sed 's/PID [0-9]*/PID N/; s/: state .*//' | tr '\n' ' ')" \
+	"stop: PID N (late-int) still running 1 s after SIGINT (or after it last closed a descriptor) rc=137  exit 0 " \
+	"tr_stop: a tracer that does not end on SIGINT is killed after TR_BOUND s, and says so"
+is "$(LATE_INT_SLOW=1 stop_race 2 | tr '\n' ' ')" "rc=0 ended on SIGINT exit 0 " \
+	"tr_stop: a tracer that ends in 3 s, closing a descriptor every 0.3 s, is waited for past a 2 s TR_BOUND"
 
 done_testing

@@ -28,6 +28,9 @@ if tcg_said umwait-display 'ready for screendumps'; then
 	# each command's return, "{}", in turn: the NMI, the dumps, the button
 	is "$("$qmp" "$tmp/umwait-display.qmp" "${cmds[@]}" 2>&1 | grep -cx '{}')" $((dumps + 2)) \
 		"QMP: an NMI, $dumps screen dumps, the power button, in turn: the dumps within the rounds"
+else
+	fail "QMP: an NMI, $dumps screen dumps, the power button, in turn: the dumps within the rounds" \
+		"the program never got to them"
 fi
 tcg_passed umwait-display
 grep -E '^[0-9]+ rounds|^store to wake' "$tmp/umwait-display.out" | sed 's/^/# /'

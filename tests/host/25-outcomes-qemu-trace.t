@@ -17,62 +17,74 @@
 # deadline: tests/lib/attribute.py) and all its early ones; what caps took
 # from past and early is in its deadline.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/verdicts.sh"
+lib=$(cd "$(dirname "$0")/../lib" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-for k in "" -6.12; do
+# the runs of tests/guest/40-umwait-trace-outcomes.t
+labels="capped deadline past count store"
+
+# judge LOG TRACE: the verdicts on each run, ids LABEL/CHECK
+judge() {
+	python3 - "$1" "$2" "$lib" <<'PY'
+import collections
+import sys
+log, trace, lib = sys.argv[1:4]
+sys.dont_write_bytecode = True
+sys.path.insert(0, lib)
+import guest_log
+import qemu_trace
+import verdict
+from verdict import check, diag
+from waitpkg_outcome import WITHIN, outcome
+
+
+def main():
+    ws = qemu_trace.waits(trace, cpl=3)
+    for label, r in guest_log.keyvals(log, "outcomes", "caps "):
+        r = {k: int(v) for k, v in r.items()}
+        t = collections.Counter()
+        for w in qemu_trace.starting_in(ws, r["tsc_begin"], r["tsc_end"]):
+            out = outcome(w)
+            t[out] += 1
+            # far and farearly are counted apart and as past and early
+            if out in WITHIN:
+                t[WITHIN[out]] += 1
+        waits = t["capped"] + t["deadline"] + t["early"] + t["past"]
+        diag("%s: caps capped=%d deadline=%d early=%d past=%d; trace capped=%d deadline=%d early=%d "
+             "past=%d (far %d) other=%d far-early=%d"
+             % (label, r["capped"], r["deadline"], r["early"], r["past"], t["capped"], t["deadline"],
+                t["early"], t["past"], t["far"], t["other"], t["farearly"]))
+        check(label + "/waits", waits > 0 and not t["other"], "%d, %d of an unknown reason" % (waits, t["other"]),
+              "none, or a reason without an outcome")
+        check(label + "/capped", r["capped"] == t["capped"], "caps %d, trace %d" % (r["capped"], t["capped"]))
+        check(label + "/past", t["far"] <= r["past"] <= t["past"],
+              "%d in [%d, %d]" % (r["past"], t["far"], t["past"]))
+        short = t["early"] - r["early"]
+        check(label + "/early", t["farearly"] <= r["early"] <= t["early"] and
+              r["deadline"] + r["past"] == t["deadline"] + t["past"] + short,
+              "early %d in [%d, %d], deadline %d vs %d" % (r["early"], t["farearly"], t["early"],
+                                                           r["deadline"], t["deadline"]))
+
+
+verdict.run(main)
+PY
+}
+
+# the outcomes run in the 6.1 lane alone (tests/run: later_lane_files)
+for k in ""; do
 	main_boot "$k"
 	need_input "$log" '^# outcomes [a-z]*: caps ' "tests/guest/40-umwait-trace-outcomes.t ($name)"
 	need_input "$trace" 'waitpkg_wait ' "the $name main boot's QEMU trace"
-	while IFS='|' read -r kind a b c; do
-		case "$kind" in
-		ok) if [ "$a" = 1 ]; then pass "$name: $b"; else fail "$name: $b" "$c"; fi ;;
-		diag) diag "$name: $a" ;;
-		esac
-	done < <(python3 - "$log" "$trace" "$(dirname "$0")/../lib" <<'PY'
-import re, sys
-log, trace, lib = sys.argv[1], sys.argv[2], sys.argv[3]
-sys.dont_write_bytecode = True
-sys.path.insert(0, lib)
-from waitpkg_outcome import WITHIN, fields, outcome
-runs = []
-for line in open(log, errors="replace"):
-    m = re.match(r"# outcomes ([a-z]+): caps (.*)$", line.rstrip())
-    if m:
-        kv = dict(f.split("=", 1) for f in m.group(2).split())
-        runs.append((m.group(1), {k: int(v) for k, v in kv.items()}))
-counts = [dict(capped=0, deadline=0, early=0, past=0, far=0, other=0, farearly=0) for _ in runs]
-for line in open(trace, errors="replace"):
-    i = line.find("waitpkg_wait ")
-    if i < 0:
-        continue
-    f = fields(line[i + len("waitpkg_wait "):])
-    if f.get("cpl") != "3":
-        continue
-    ts, out = int(f["tsc_start"], 16), outcome(f)
-    for n, (label, r) in enumerate(runs):
-        if r["tsc_begin"] <= ts <= r["tsc_end"]:
-            counts[n][out] += 1
-            # far and farearly are counted apart and as past and early
-            if out in WITHIN:
-                counts[n][WITHIN[out]] += 1
-for n, (label, r) in enumerate(runs):
-    t = counts[n]
-    waits = t["capped"] + t["deadline"] + t["early"] + t["past"]
-    print("diag|%s: caps capped=%d deadline=%d early=%d past=%d; trace capped=%d deadline=%d early=%d past=%d (far %d) other=%d far-early=%d"
-          % (label, r["capped"], r["deadline"], r["early"], r["past"],
-             t["capped"], t["deadline"], t["early"], t["past"], t["far"], t["other"], t["farearly"]))
-    print("ok|%d|%s: the trace has the run's waits (%d), every one with a known reason|"
-          % (waits > 0 and not t["other"], label, waits))
-    print("ok|%d|%s: caps' capped is the trace's (%d, %d)|"
-          % (r["capped"] == t["capped"], label, r["capped"], t["capped"]))
-    print("ok|%d|%s: caps' past is at least the trace's far-past waits and at most its past ones (%d in [%d, %d])|"
-          % (t["far"] <= r["past"] <= t["past"], label, r["past"], t["far"], t["past"]))
-    short = t["early"] - r["early"]
-    ok = (t["farearly"] <= r["early"] <= t["early"] and
-          r["deadline"] + r["past"] == t["deadline"] + t["past"] + short)
-    print("ok|%d|%s: caps' early is at least the trace's far-early waits and at most its early ones, "
-          "the rest in its deadline (early %d in [%d, %d], deadline %d vs %d)|"
-          % (ok, label, r["early"], t["farearly"], t["early"], r["deadline"], t["deadline"]))
-PY
-)
+	v=$tmp/verdicts$k
+	judge "$log" "$trace" >"$v" 2>"$v.err"
+	for l in $labels; do
+		verdict "$v" "$l/waits" "$name: $l: the trace has the run's waits, every one with a known reason"
+		verdict "$v" "$l/capped" "$name: $l: caps' capped is the trace's"
+		verdict "$v" "$l/past" "$name: $l: caps' past is at least the trace's far-past waits and at most its past ones"
+		verdict "$v" "$l/early" "$name: $l: caps' early is at least the trace's far-early waits and at most its early ones, the rest in its deadline"
+	done
+	verdicts_end "$v" "$name: the outcomes' judge (python)" "$name"
 done
 done_testing

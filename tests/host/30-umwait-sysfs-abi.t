@@ -1,15 +1,18 @@
 #!/bin/bash
 # Host side of tests/guest/30-umwait-sysfs.t: the sysfs ABI is unchanged by the
-# series. The same suite ran on our kernel (main boot), on 6.12 with
-# patches/6.12 (main-6.12 boot) and on Debian's 6.1 without the series (base
-# boot); each printed a transcript of every input (errno and the state after
-# it). The transcripts must be identical.
+# series. The same suite ran on our kernel (main boot, 6.1 with patches/6.1),
+# on 6.12 with patches/6.12 (main-6.12 boot), on 7.2 with patches/7.2
+# (main-7.2 boot) and on Debian's packaged 6.1, without the series (the
+# distro boot runs tests/guest-base before tests/guest-distro); each
+# printed a transcript of every input (errno and the state after it). The
+# transcripts must be identical.
 . "$(dirname "$0")/../lib/tap.sh"
 
 main=${LAB_RESULTS:-}/guest-main.log
 main612=${LAB_RESULTS:-}/guest-main-6.12.log
-base=${LAB_RESULTS:-}/guest-base.log
-for f in "$main" "$main612" "$base"; do
+main72=${LAB_RESULTS:-}/guest-main-7.2.log
+base=${LAB_RESULTS:-}/guest-distro.log
+for f in "$main" "$main612" "$main72" "$base"; do
 	need_input "$f" '^# sysfs-transcript: ' "30-umwait-sysfs.t of that boot"
 done
 
@@ -42,6 +45,9 @@ same_as_base ours "$ours"
 ours612=$(transcript "$main612" guest)
 cmp_ok "$(printf '%s\n' "$ours612" | grep -c .)" -ge 100 "the 6.12 kernel's transcript has every input ($(printf '%s\n' "$ours612" | grep -c .) lines)"
 same_as_base "6.12 with patches/6.12" "$ours612"
+ours72=$(transcript "$main72" guest)
+cmp_ok "$(printf '%s\n' "$ours72" | grep -c .)" -ge 100 "the 7.2 kernel's transcript has every input ($(printf '%s\n' "$ours72" | grep -c .) lines)"
+same_as_base "7.2 with patches/7.2" "$ours72"
 diag "transcript (ours), first and last lines:"
 printf '%s\n' "$ours" | sed -n '1,3p;$p' | sed 's/^/#     /'
 done_testing

@@ -86,17 +86,23 @@ insn_len() {
 	[[ ${b[1]} == 4? ]] && echo 5 || echo 4
 }
 
-# objdump_branches_to FILE HEXADDR: how many direct jumps, calls and loops target it
+# objdump_branches_to FILE HEXADDR: how many direct jumps, calls and loops
+# target it (compared as strings: awk takes an address like 19e2 for 1900)
 objdump_branches_to() {
 	objdump -d --no-show-raw-insn "$1" |
-		awk -v t="$2" '$2 ~ /^(j[a-z]+|call|loop[a-z]*)$/ && $3 == t { n++ } END { print n + 0 }'
+		awk -v t="$2" '$2 ~ /^(j[a-z]+|call|loop[a-z]*)$/ && $3 "" == t "" { n++ } END { print n + 0 }'
 }
 
 # check_library LABEL FILE
 check_library() {
 	local label=$1 f=$2 want got line off vaddr insn bad=0
 	if [ ! -e "$f" ]; then
-		fail "$label: scanner equals objdump" "$f not installed (vm/setup-host installs it)"
+		# each of its checks fails
+		for c in "objdump shows TPAUSE/UMWAIT sites" "the scanner finds exactly objdump's sites" \
+			"each site's file offset holds that instruction" "each site's count of direct branches" \
+			"each site's symbol" "no probe caps places lies on a path into a TPAUSE or UMWAIT"; do
+			fail "$label: $c" "$f not installed (vm/setup-host installs it)"
+		done
 		return
 	fi
 	want=$(objdump_sites "$f")
@@ -143,52 +149,81 @@ fde_holds() {
 	return 1
 }
 
-# on_path_probes FILE [ARGS]: the probes sites -v ARGS lists for FILE that lie
-# on a straight-line path into a TPAUSE or UMWAIT, by objdump's disassembly:
-# from the instruction after the probe, through fall-throughs and direct
-# JMPs, up to 64 instructions, until RET, an indirect jump, UD2 or HLT.  A
-# site's own counting probe (after it) is its measurement, not a path probe.
+# on_path_probes FILE [ARGS]: the probes sites -v ARGS lists for FILE from
+# which a path reaches a TPAUSE or UMWAIT, by objdump's disassembly, as
+# "0xPROBE->0xWAIT": from the instruction after the probe (a JMP has none),
+# both ways of every conditional branch (Jcc, LOOP, JRCXZ), direct JMPs
+# (to another function too: tail jumps), fall-through over calls up to a
+# function's end (a symbol objdump names, or an unwind entry readelf lists);
+# not past RET, UD2, HLT, INT3, an indirect jump, or the instruction after a
+# wait (a site's counting probe: a wait beyond it is delayed by that probe
+# anyway). A site's own counting probe is its measurement, not a path probe.
 on_path_probes() {
 	local f=$1
 	shift
-	python3 - "$f" <(objdump -d --no-show-raw-insn "$f") <("$ut" sites -v "$@" "$f") <<-'PY'
+	python3 - "$f" <(objdump -d --no-show-raw-insn "$f") <("$ut" sites -v "$@" "$f") \
+		<(readelf --debug-dump=frames "$f" 2>/dev/null) <<-'PY'
 		import re, sys
-		insns, order = {}, []
+		insns, order, bounds = {}, [], set()
 		for line in open(sys.argv[2]):
-		    m = re.match(r"\s*([0-9a-f]+):\s+(?:(?:notrack|bnd|rex\S*|data16|cs|ds)\s+)*(\S+)\s*(\S*)", line)
+		    h = re.match(r"([0-9a-f]+) <.*>:$", line)
+		    if h:
+		        bounds.add(int(h.group(1), 16))
+		        continue
+		    m = re.match(r"\s*([0-9a-f]+):\s+(?:(?:notrack|bnd|rex\S*|data16|cs|ds|repz|repnz|rep|lock)\s+)*(\S+)\s*(\S*)", line)
 		    if m:
 		        a = int(m.group(1), 16)
 		        insns[a] = (m.group(2), m.group(3))
 		        order.append(a)
-		nxt = {order[i]: order[i + 1] for i in range(len(order) - 1)}
+		for line in open(sys.argv[4]):
+		    m = re.search(r" FDE .* pc=([0-9a-f]+)\.\.([0-9a-f]+)$", line)
+		    if m:
+		        bounds.update((int(m.group(1), 16), int(m.group(2), 16)))
+		# fall-through: to the next instruction objdump shows, in the same function
+		nxt = {order[i]: order[i + 1] for i in range(len(order) - 1) if order[i + 1] not in bounds}
+		waits = {a for a, (mn, _) in insns.items() if mn in ("tpause", "umwait")}
+		after = {nxt[a] for a in waits if a in nxt}
 		exits, jumps = set(), set()
 		for line in open(sys.argv[3]):
 		    m = re.match(r"  probe 0x[0-9a-f]+ 0x([0-9a-f]+) (exit|jump)", line)
 		    if m:
 		        (exits if m.group(2) == "exit" else jumps).add(int(m.group(1), 16))
+		def ways(a):
+		    mn, op = insns[a]
+		    direct = re.match(r"[0-9a-f]+$", op)
+		    if mn in ("ret", "ud2", "hlt", "int3") or (mn.startswith("j") and not direct):
+		        return []
+		    out = [int(op, 16)] if mn.startswith(("j", "loop")) and direct else []
+		    if mn != "jmp" and a in nxt:
+		        out.append(nxt[a])
+		    return out
 		for p in sorted(jumps - exits):
-		    a, hit = p, None
-		    for step in range(64):
-		        mn, op = insns.get(a, ("?", ""))
-		        if step and mn in ("tpause", "umwait"):
+		    mn, op = insns.get(p, ("?", ""))
+		    todo = [nxt[p]] if mn != "jmp" and p in nxt else []
+		    seen, hit = set(todo), None
+		    while todo and hit is None:
+		        a = todo.pop()
+		        if a not in insns or a in after:
+		            continue
+		        if a in waits:
 		            hit = a
 		            break
-		        if mn in ("ret", "ud2", "hlt") or mn == "?" or (mn == "jmp" and not re.match(r"[0-9a-f]+$", op)):
-		            break
-		        if step == 0 and mn == "jmp":
-		            break
-		        a = int(op, 16) if mn == "jmp" else nxt.get(a)
-		        if a is None:
-		            break
+		        for b in ways(a):
+		            if b not in seen:
+		                seen.add(b)
+		                todo.append(b)
 		    if hit is not None:
 		        print("0x%x->0x%x" % (p, hit))
 	PY
 }
 
-# path_probes LABEL FILE: no probe on a wait's own path by default
+# path_probes LABEL FILE: no probe on a wait's own path by default (a
+# script that fails says so: its silence would pass)
 path_probes() {
-	is "$(on_path_probes "$2" | paste -sd' ' -)" "" \
-		"$1: no probe caps places lies on a straight-line path into a TPAUSE or UMWAIT (objdump)"
+	local out
+	out=$(on_path_probes "$2") || out="$out (the path check's script failed: exit $?)"
+	is "$(paste -sd' ' - <<<"$out")" "" \
+		"$1: no probe caps places lies on a path into a TPAUSE or UMWAIT (objdump, both ways of each branch)"
 }
 
 lib=/usr/lib/x86_64-linux-gnu
@@ -201,11 +236,32 @@ check_library libwait-sites "$top/build/tools/libwait-sites.so"
 for b in gcc-O0 gcc-O2 gcc-O3 clang-O0 clang-O2 clang-O3; do
 	check_library layouts-$b "$top/build/tools/layouts-$b"
 done
-# a scanner with the old default (tests/mutants/scan-probe-path.patch: the
-# branches on a wait's own path probed): the check above catches it
-mutant=$top/build/tools/umwait-trace-mutant-scan-probe-path
-is "$(ut=$mutant on_path_probes $lib/librte_eal.so.23)" "0x3d3e3->0x3d3ef" \
-	"mutant scan-probe-path: the path check sees the probe on DPDK's jne between UMONITOR and UMWAIT"
+# Scanners with the old defaults (tests/mutants): the path check above
+# catches each. scan-probe-path probes the branches on a wait's own path;
+# scan-straight-path follows only fall-through and JMPs inside the function
+# (the rule before the control-flow graph), and so probes the layouts' skip
+# before an early-return guard (its wait behind the guard's taken Jcc) and
+# the skip before a tail jump (its wait in the function jumped to): gcc and
+# clang build both shapes at -O2 and -O3; at -O0 those waits are reached by
+# fall-through, or by a call (each wait named by the function objdump -t
+# says holds it).
+mutants_seen() {
+	local b f
+	ut=$top/build/tools/umwait-trace-mutant-scan-probe-path on_path_probes $lib/librte_eal.so.23
+	for b in gcc-O0 gcc-O2 gcc-O3 clang-O0 clang-O2 clang-O3; do
+		f=$top/build/tools/layouts-$b
+		echo "$b:" $(ut=$top/build/tools/umwait-trace-mutant-scan-straight-path on_path_probes "$f" |
+			while IFS='>' read -r _ w; do objdump_symbol "$f" "$w" | sed 's/+0x[0-9a-f]*$//'; done)
+	done
+}
+is "$(mutants_seen)" "0x3d3e3->0x3d3ef
+gcc-O0:
+gcc-O2: early tail_wait
+gcc-O3: early tail_wait
+clang-O0:
+clang-O2: early tail_wait
+clang-O3: early tail_wait" \
+	"mutants: the path check sees scan-probe-path's probe on DPDK's jne between UMONITOR and UMWAIT, scan-straight-path's before the layouts' early-return guard and tail jump"
 # --exact does probe the wait's own path: the check above would see it
 is "$(on_path_probes $lib/librte_eal.so.23 --exact)" "0x3d3e3->0x3d3ef" \
 	"librte-eal23 --exact: the one probe it adds is the jne between UMONITOR and UMWAIT (the path check sees it)"
@@ -272,7 +328,12 @@ if gcc -O2 -o "$tmp/fences" "$tmp/fences.c" 2>"$tmp/cc.err" &&
 	is "$("$ut" sites "$tmp/fences-tpause" | awk '{ print $4, $5 }')" \
 		"tpause wait_once+0x$(printf %x $((va - 0x$sym)))" "and names the function it is in"
 else
-	fail "compile the control binaries" "$(cat "$tmp/cc.err")"
+	for c in "control binary: objdump shows its 7 fence/flush/monitor instructions" \
+		"no site in a binary with only MFENCE/CLWB/CLFLUSHOPT/UMONITOR" "sites exits 1 when there is no site" \
+		"and says which files it scanned" "the same binary with one TPAUSE added: the scanner finds it" \
+		"and names the function it is in"; do
+		fail "$c" "the control binaries do not compile: $(cat "$tmp/cc.err")"
+	done
 fi
 
 # A FILE without '/': the file of that name in the current directory, or else

@@ -3,14 +3,15 @@
 # reproducer of the bug that the kernel series' first patch fixes (x86/power:
 # __restore_processor_state() wrote MSR_IA32_MISC_ENABLE and EFER with the
 # traced wrmsrl() before the GS base, and with it per-CPU data, was back).
-# The same guest command runs on three kernels:
-#  - base, Debian's 6.1 without the series: the positive control. It must
-#    fail the way the bug fails: the first resume never returns and the
-#    machine resets (QEMU reports SHUTDOWN guest-reset after its WAKEUP, as
-#    -no-reboot turns the triple fault into one), with no panic on the
-#    console. If this ever passes, the reproducer no longer reproduces, and
-#    the check of the fixed kernels below proves nothing: it fails.
-#  - 6.1 and 6.12 with the series: three cycles resume, every CPU comes
+# The same guest command runs on five kernels:
+#  - base, Debian's 6.1 without the series, and distro-7.2, Debian unstable's
+#    own packaged 7.2 kernel: the positive controls. Each must fail the way
+#    the bug fails: the first resume never returns and the machine resets
+#    (QEMU reports SHUTDOWN guest-reset after its WAKEUP, as -no-reboot turns
+#    the triple fault into one), with no panic on the console. If this ever
+#    passes, the reproducer no longer reproduces there, and the check of the
+#    fixed kernels below proves nothing: it fails.
+#  - 6.1, 6.12 and 7.2 with the series: three cycles resume, every CPU comes
 #    back, and each cycle's trace holds the restore's own traced write of
 #    MSR_GS_BASE on cpu0 (the first write after the GS base is back).
 . "$(dirname "$0")/../lib/tap.sh"
@@ -39,18 +40,20 @@ s3() {
 	echo "$out" | sed "s/^/# $1: /"
 }
 
-s3 base
-diag "base: expected to fail: Debian's 6.1 without the fix resets on the first resume"
-is "$rc" 125 "base: vm/run reports that the guest stopped without finishing (exit 125)"
-is "$(echo "$out" | sed -n 1p)" "s3: write_msr 1 cpus 0-3" "base: msr:write_msr is on before the suspend"
-is "$(echo "$out" | grep -c '^s3: cycle 1 suspending$') $(echo "$out" | grep -c 'resumed')" "1 0" \
-	"base: the first suspend started, and no resume came back"
-is "$(echo "$err" | grep '^vm/run: QEMU.s power events: ')" \
-	"vm/run: QEMU's power events: SUSPEND, WAKEUP, SHUTDOWN guest-reset" \
-	"base: QEMU woke the guest, which then reset itself (a triple fault under -no-reboot)"
-is "$(echo "$err" | grep -c 'Kernel panic\|BUG:\|Oops')" 0 "base: no panic or oops on the console: the CPU faulted before the kernel could say anything"
+for k in base distro-7.2; do
+	s3 $k
+	diag "$k: expected to fail: a kernel without the fix resets on the first resume"
+	is "$rc" 125 "$k: vm/run reports that the guest stopped without finishing (exit 125)"
+	is "$(echo "$out" | sed -n 1p)" "s3: write_msr 1 cpus 0-3" "$k: msr:write_msr is on before the suspend"
+	is "$(echo "$out" | grep -c '^s3: cycle 1 suspending$') $(echo "$out" | grep -c 'resumed')" "1 0" \
+		"$k: the first suspend started, and no resume came back"
+	is "$(echo "$err" | grep '^vm/run: QEMU.s power events: ')" \
+		"vm/run: QEMU's power events: SUSPEND, WAKEUP, SHUTDOWN guest-reset" \
+		"$k: QEMU woke the guest, which then reset itself (a triple fault under -no-reboot)"
+	is "$(echo "$err" | grep -c 'Kernel panic\|BUG:\|Oops')" 0 "$k: no panic or oops on the console: the CPU faulted before the kernel could say anything"
+done
 
-for k in 6.1 6.12; do
+for k in 6.1 6.12 7.2; do
 	s3 $k
 	is "$rc" 0 "$k: the command finished (exit 0)"
 	want="s3: write_msr 1 cpus 0-3"

@@ -1,7 +1,7 @@
 # The library clients under umwait-trace caps (busybox sh): shared by the
 # main suite (tests/guest/47-umwait-trace-clients.t, checked against QEMU's
 # trace by tests/host/21-clients-qemu-trace.t) and the distro-kernel suite.
-# Needs tap.sh and guest.sh.
+# Needs tap.sh, guest.sh, checks.sh and caps.sh.
 
 CLIENT_TBB=/usr/lib/x86_64-linux-gnu/libtbb.so.12
 CLIENT_OMP=/usr/lib/llvm-14/lib/libomp.so.5
@@ -31,39 +31,26 @@ client_log() {
 # LABEL: OFFSET capped=N deadline=N early=N past=N") and the advice or
 # warning under each ("# outcomes-note LABEL: OFFSET advice: ..."); the
 # rows' totals in cl_waits and cl_capped, the client's report line in
-# cl_report.
+# cl_report.  Four checks, whether caps starts or not.
 client_caps() {
 	_lib=$1 _mt=$2 _label=$3
 	shift 3
 	cl_waits=x cl_capped=x cl_report=
 	echo "$_mt" >$_cl_ctl/max_time
-	ut_start $_cl_tmp/caps.out caps ${CAPS_ARGS:-} "$_lib" || return 1
+	ut_begin $_cl_tmp/caps.out caps ${CAPS_ARGS:-} "$_lib"
 	# a generous bound: a client that hangs fails its run, not the suite
 	busybox timeout 600 env "$@" >$_cl_tmp/client.out 2>$_cl_tmp/client.err
 	_rc=$?
 	client_exited
-	ut_stop
+	ut_end "$_label: caps exits 0 on Ctrl-C"
 	is "$_rc" 0 "$_label: the client ran to its end (exit 0)"
 	[ "$_rc" = 0 ] || diag "client stderr: $(tail -n 5 $_cl_tmp/client.err)"
-	is "$ut_rc" 0 "$_label: caps exits 0 on Ctrl-C"
 	client_log "$_label"
 	cl_report=$(grep -v ': map ' $_cl_tmp/client.out | tail -n 1)
-	# the process rows (the C0.x residency table after them has CPU rows)
-	sed -n '/^Totals since attach/,/^C0.x residency/p' $_cl_tmp/caps.out | grep '^[0-9]' |
-		awk -v l="$_label" '{ print "# caps " l ": " $1, $3, $4, $5, $7, $8 }'
-	_unpaired=$(sed -n 's/^unpaired: \([0-9]*\) .*/\1/p' $_cl_tmp/caps.out)
-	_unended=$(sed -n 's/^unended: \([0-9]*\) .*/\1/p' $_cl_tmp/caps.out)
-	echo "# caps $_label: unpaired ${_unpaired:-0} unended ${_unended:-0}"
-	awk -v l="$_label" '
-		/^outcomes at / {
-			off = $4; sub(/:$/, "", off); s = $0; sub(/.*: capped=/, "capped=", s)
-			print "# outcomes-site " l ": " off " " s; next
-		}
-		/^  (advice|warning): / && off != "" {
-			s = $0; sub(/^  /, "", s); print "# outcomes-note " l ": " off " " s
-		}' $_cl_tmp/caps.out
-	set -- $(grep '^total:' $_cl_tmp/caps.out | tail -n 1 |
-		sed 's/^total: waits=\([0-9]*\) capped=\([0-9]*\) .*/\1 \2/')
+	caps_rows $_cl_tmp/caps.out | awk -v l="$_label" '{ print "# caps " l ": " $1, $3, $4, $5, $7, $8 }'
+	echo "# caps $_label: unpaired $(caps_count $_cl_tmp/caps.out unpaired) unended $(caps_count $_cl_tmp/caps.out unended)"
+	caps_by_site $_cl_tmp/caps.out | sed "s/^outcomes /# outcomes-site $_label: /; s/^note /# outcomes-note $_label: /"
+	set -- $(caps_totals $_cl_tmp/caps.out)
 	cl_waits=${1:-x} cl_capped=${2:-x}
 	cmp_ok "$cl_waits" -gt 0 "$_label: caps counted waits in $_lib ($cl_waits, $cl_capped capped)"
 }

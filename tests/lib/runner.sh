@@ -64,6 +64,42 @@ tally() {
 	elif [ "$plan" != "$nrun" ]; then
 		not_ok "$name planned $plan tests and ran $nrun"
 	fi
+	[ -n "${counts_file:-}" ] && count_held "$name" "$nrun"
+	return 0
+}
+
+# count_held NAME NRUN: test file NAME ran the number of checks that
+# $counts_file (tests/counts: "NAME<TAB>CHECKS" a line) lists for it: a
+# check that vanishes (an empty loop, a guarded check, a file cut short)
+# or appears fails the run, whatever it printed. What ran is kept in
+# $out/counts-ran (tests/lib/counts-update writes it into tests/counts).
+count_held() {
+	local want
+	printf '%s\t%s\n' "$1" "$2" >>"$out/counts-ran"
+	if [ ! -e "$counts_file" ]; then
+		not_ok "$1 ran $2 checks and there is no tests/counts to hold it to (tests/lib/counts-update writes it)"
+		return
+	fi
+	want=$(awk -F'\t' -v n="$1" '$1 == n { print $2; exit }' "$counts_file")
+	if [ -z "$want" ]; then
+		not_ok "$1 ran $2 checks and tests/counts does not list it: add it (tests/lib/counts-update)"
+	elif [ "$want" != "$2" ]; then
+		not_ok "$1 ran $2 checks, tests/counts lists $want"
+	fi
+}
+
+# counts_summary: one line, the checks the files of this run ran against
+# what tests/counts lists for them
+counts_summary() {
+	local ran want
+	[ -s "$out/counts-ran" ] && [ -e "$counts_file" ] || return 0
+	read -r ran want < <(awk -F'\t' 'NR == FNR { c[$1] = $2; next }
+		{ r += $2; w += ($1 in c) ? c[$1] : 0 } END { print r, w }' "$counts_file" "$out/counts-ran")
+	if [ "$ran" = "$want" ]; then
+		echo "Counts: $(wc -l <"$out/counts-ran") files ran $ran checks, as tests/counts lists"
+	else
+		echo "Counts: $(wc -l <"$out/counts-ran") files ran $ran checks, tests/counts lists $want for them"
+	fi
 }
 
 # split_suites LOG: feed each "# file: NAME" section of a guest log to tally
@@ -169,6 +205,7 @@ boot_end() {
 # summary: the failures again, so that the end of a long log names them, and
 # the closing line; returns 0 when nothing failed
 summary() {
+	[ -n "${counts_file:-}" ] && counts_summary
 	if [ -s "$out/failures" ]; then
 		echo "Failed:"
 		sed 's/^/  /' "$out/failures"

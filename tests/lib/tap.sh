@@ -154,11 +154,13 @@ perf_samples() {
 # setting comes back after it.
 perf_unthrottled() {
 	_tap_pct=$(cat /proc/sys/kernel/perf_cpu_time_max_percent)
+	_tap_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 	echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
 	echo 100000 >/proc/sys/kernel/perf_event_max_sample_rate
 	"$@"
 	_tap_rc=$?
 	echo "$_tap_pct" >/proc/sys/kernel/perf_cpu_time_max_percent
+	echo "$_tap_rate" >/proc/sys/kernel/perf_event_max_sample_rate
 	return $_tap_rc
 }
 

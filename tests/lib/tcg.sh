@@ -37,18 +37,27 @@ tcg_make() {
 		EXTRA_CFLAGS="-I$tcg/src/tests/tcg/x86_64/system" "$@"
 }
 
-# tcg_checks NAME FILE: each "ok: WHAT" or "FAIL: WHAT" line a test printed
-# to FILE is one check, "NAME: WHAT"; sets tcg_n to how many there were
+# tcg_checks NAME FILE: one check, "NAME": every "ok: WHAT" or "FAIL: WHAT"
+# line the test printed to FILE is ok, and there is one at least (each line
+# a TAP comment before it, the FAIL lines again in its diagnostics); sets
+# tcg_n to how many lines there were.
+# One TAP line however many the program printed: a program that dies
+# midway prints fewer, and fails here and in its "PASS: 0 failed" check.
 tcg_checks() {
-	local line
+	local line bad=
 	tcg_n=0
 	while IFS= read -r line; do
 		case "$line" in
-		'ok: '*) pass "$1: ${line#ok: }"; tcg_n=$((tcg_n + 1)) ;;
+		'ok: '*) tcg_n=$((tcg_n + 1)); diag "$1: $line" ;;
 		'FAIL: '*' failed') ;;
-		'FAIL: '*) fail "$1: ${line#FAIL: }"; tcg_n=$((tcg_n + 1)) ;;
+		'FAIL: '*) tcg_n=$((tcg_n + 1)); diag "$1: $line"; bad="${bad:+$bad; }${line#FAIL: }" ;;
 		esac
 	done < <(cat "$2" 2>/dev/null)
+	if [ -z "$bad" ] && [ $tcg_n -gt 0 ]; then
+		pass "$1: every check the program printed passed ($tcg_n)"
+	else
+		fail "$1: every check the program printed passed" "$tcg_n checks; failed: ${bad:-none, but there were no checks}"
+	fi
 }
 
 # tcg_fixture NAME: build tests/fixtures/NAME.c (and the headers it may
@@ -84,20 +93,23 @@ tcg_start() {
 }
 
 # tcg_said NAME LINE: wait until the program of tcg_start NAME prints LINE,
-# or its QEMU ends; false if it ended without it (one failed check, with
-# the ends of its output)
+# or its QEMU ends: one check, that it printed LINE (with the ends of its
+# output if not); false if it did not
 tcg_said() {
 	until grep -qxF -- "$2" "$tmp/$1.out" 2>/dev/null; do
 		kill -0 "$tcg_pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	grep -qxF -- "$2" "$tmp/$1.out" 2>/dev/null && return 0
+	if grep -qxF -- "$2" "$tmp/$1.out" 2>/dev/null; then
+		pass "$1: the program reached '$2'"
+		return 0
+	fi
 	fail "$1: the program reached '$2'" "$(tail -n 3 "$tmp/$1.out" "$tmp/$1.log" 2>&1)"
 	return 1
 }
 
 # tcg_passed NAME: after tcg_start NAME's QEMU: its checks (tcg_checks), and
-# one that the program ran to "PASS: 0 failed" and QEMU exited 0
+# one that the program ran to "PASS: 0 failed" and QEMU exited 0: two checks
 tcg_passed() {
 	local rc
 	wait "$tcg_pid"

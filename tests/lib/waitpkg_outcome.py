@@ -1,6 +1,6 @@
-# The outcome (umwait-trace.8) of a wait by QEMU's waitpkg_wait event: the
-# truth umwait-trace caps' outcomes are held to (tests/lib/attribute.py,
-# tests/host/25-outcomes-qemu-trace.t).
+# The outcome (umwait-trace.8) of a wait by QEMU's waitpkg_wait event (a
+# Wait of tests/lib/qemu_trace.py): the truth umwait-trace caps' outcomes are
+# held to (tests/lib/attribute.py, tests/host/25-outcomes-qemu-trace.t).
 
 # the outcome of the trace's reason for a CF=0 wait whose deadline was
 # ahead when it began
@@ -17,24 +17,17 @@ FAR_EARLY = 1 << 26
 WITHIN = {"far": "past", "farearly": "early"}
 
 
-def fields(s):
-    """The "name value ..." pairs of a trace event's text."""
-    t = s.split()
-    return {t[i]: t[i + 1] for i in range(0, len(t) - 1, 2)}
-
-
-def outcome(f):
+def outcome(w):
     """capped, deadline, early, past or other; far for a past wait and
     farearly for an early one that caps must call so (FAR, FAR_EARLY;
     each also counts as the outcome WITHIN names)."""
-    start, dl = int(f["tsc_start"], 16), int(f["deadline"], 16)
-    out = OUTCOME.get(f["reason"], "other") if f["cf"] == "0" else "capped"
+    out = OUTCOME.get(w.reason, "other") if w.cf == 0 else "capped"
     # a deadline behind at the start makes the wait past, whatever the
     # model names first (a store on the monitor's page since UMONITOR)
-    if f["cf"] == "0" and dl <= start:
+    if w.cf == 0 and w.deadline <= w.tsc_start:
         out = "past"
-    if out == "past" and start - dl >= FAR:
+    if out == "past" and w.tsc_start - w.deadline >= FAR:
         out = "far"
-    if out == "early" and dl - int(f["tsc_end"], 16) >= FAR_EARLY:
+    if out == "early" and w.deadline - w.tsc_end >= FAR_EARLY:
         out = "farearly"
     return out

@@ -1,8 +1,8 @@
 # umwait-trace: included by the top Makefile.
 #
-#   bpf/umwait-trace.bpf.c + bpf/vmlinux.h --clang -target bpf--> .tmp.bpf.o
-#   .tmp.bpf.o --bpftool gen object, check-bpf-maps--> .bpf.o
-#   .bpf.o --bpftool gen skeleton--> umwait-trace.skel.h
+#   bpf/NAME.bpf.c + bpf/vmlinux.h --clang -target bpf--> NAME.tmp.bpf.o
+#   NAME.tmp.bpf.o --bpftool gen object, check-bpf-maps--> NAME.bpf.o
+#   NAME.bpf.o --bpftool gen skeleton--> NAME.skel.h (NAME: umwait-trace, umwait-files)
 #   tools/umwait-trace/*.c + skeleton --cc--> build/tools/umwait-trace
 #
 # bpf/vmlinux.h holds the few kernel types the program uses, relocated by
@@ -10,8 +10,13 @@
 # Every intermediate lives in $(BUILD)/umwait-trace/.  The binary is static:
 # libbpf, libelf and zlib from Debian's -dev packages, Zydis from Debian's
 # source built by vm/build-zydis (Debian ships no libZydis.a) and cached like
-# qemu and the kernel (vm/ensure zydis).  ZYDIS=shared links the system's
-# libZydis.so instead (a machine where apt has no deb-src entry, no root).
+# qemu and the kernel (vm/ensure zydis); none of it needs root, nor a deb-src
+# entry in apt's sources.  ZYDIS=shared links Debian's libZydis.so
+# (libzydis-dev) instead: no source fetched, but the binary then needs
+# libzydis4.0 wherever it runs.
+#
+# Installing the Debian packages below is the one step that needs root: a
+# build that lacks one stops at once with one line naming them all.
 
 UT_SRC     := tools/umwait-trace
 UT_OUT     := $(BUILD)/umwait-trace
@@ -39,6 +44,25 @@ endif
 
 TOOLS += $(UT_BIN)
 
+# the packages the tool alone needs to build (vm/setup-host has them too)
+UT_PKGS    := gcc libc6-dev clang bpftool libbpf-dev libelf-dev zlib1g-dev
+ifeq ($(ZYDIS),static)
+UT_PKGS    += libzycore-dev cmake dpkg-dev
+else
+UT_PKGS    += libzydis-dev
+endif
+
+# Before the first step that needs them; skipped where dpkg is not the
+# package manager (the build then says what is missing itself).
+.PHONY: umwait-trace-packages
+umwait-trace-packages:
+	@command -v dpkg-query >/dev/null || exit 0; \
+	missing=$$(for p in $(UT_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	[ -z "$$missing" ] || { \
+		echo "umwait-trace: missing Debian packages; as root: apt-get install" $$missing >&2; exit 1; }
+
 # make umwait-trace: the tool alone, without QEMU, the kernel or root
 .PHONY: umwait-trace
 umwait-trace: $(UT_BIN)
@@ -48,7 +72,8 @@ umwait-trace: $(UT_BIN)
 UT_SKELS   := $(UT_OUT)/umwait-trace.skel.h $(UT_OUT)/umwait-files.skel.h
 .SECONDARY: $(patsubst %.skel.h,%.bpf.o,$(UT_SKELS)) $(patsubst %.skel.h,%.tmp.bpf.o,$(UT_SKELS))
 
-$(UT_OUT)/%.tmp.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(UT_SRC)/umwait-trace.h | $(UT_OUT)
+$(UT_OUT)/%.tmp.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(UT_SRC)/umwait-trace.h \
+		| $(UT_OUT) umwait-trace-packages
 	$(CLANG) $(UT_BPF_CFLAGS) -c $< -o $@
 
 # no map allocated while a program runs: the object is checked before it is used
@@ -86,7 +111,7 @@ umwait-trace-zydis:
 
 # A build recorded under the current key is kept even if another user's cache
 # holds it: "make umwait-trace; sudo make install" builds nothing as root.
-$(UT_OUT)/zydis-dir: umwait-trace-zydis | $(UT_OUT)
+$(UT_OUT)/zydis-dir: umwait-trace-zydis | $(UT_OUT) umwait-trace-packages
 	@old=$$(cat $@ 2>/dev/null); key=$$(vm/cache-key zydis) || exit 1; \
 	if [ -e "$$old/lib/libZydis.a" ] && [ "$${old##*/}" = "zydis-$$key" ]; then exit 0; fi; \
 	dir=$$(vm/ensure zydis) || exit 1; echo "$$dir" >$@

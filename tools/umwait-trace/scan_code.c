@@ -17,7 +17,9 @@
  *    entered through the instructions that set or clear them, each direct
  *    predecessor's condition applied, a few blocks deep.
  * 5. For each site, each direct branch to its next instruction: told apart
- *    by the flags, by a probe, or not at all (scan.h).
+ *    by the flags, by a probe, or not at all (scan.h); never probed when a
+ *    path from it reaches a wait, through the control-flow graph (both ways
+ *    of a conditional branch, tail jumps), a bounded walk.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -114,6 +116,8 @@ struct ctx {
 	struct u64s fstarts;	/* function starts */
 	struct btarget *btargets;	/* direct branch targets, sorted */
 	int nr_btargets, cap_btargets;
+	uint8_t *seen;		/* a wait's paths: instructions reached (wait_paths) */
+	int *walk_todo, *walk_marked;
 	ZydisDecoder dec;
 };
 
@@ -1284,35 +1288,161 @@ static uint64_t flags_before(const struct ctx *c, int i, int depth)
 	return m;
 }
 
-/* ---- sites ---- */
+/* ---- a wait's paths ---- */
 
-/* The site (instruction index) the fall-through of instruction I runs into, or -1 */
-static int on_path(const struct ctx *c, int i)
+/* Is instruction I the counting probe's place of a site caps probes? */
+static bool is_exit_probe(const struct ctx *c, int first, int i)
 {
-	int steps, f = func_of(c, c->insns[i].vaddr);
+	int k;
 
-	for (steps = 0; steps < 64; steps++) {
-		const struct insn *x = &c->insns[i];
-		int next;
-
-		if (steps && (x->in & IN_WAIT))
-			return i;
-		if (!steps && x->kind == BRANCH_JMP)
-			return -1;	/* its only way is the jump itself */
-		if (x->kind == BRANCH_JMP) {
-			next = insn_at(c, x->target);
-		} else if (x->in & IN_NOFALL) {
-			return -1;
-		} else {
-			next = i + 1 < c->nr_insns &&
-			       c->insns[i + 1].vaddr == x->vaddr + x->len ? i + 1 : -1;
-		}
-		if (next < 0 || func_of(c, c->insns[next].vaddr) != f)
-			return -1;
-		i = next;
-	}
-	return -1;
+	for (k = first; k < c->s->nr_sites; k++)
+		if (c->s->sites[k].probed && c->s->sites[k].vaddr + c->s->sites[k].len == c->insns[i].vaddr)
+			return true;
+	return false;
 }
+
+/*
+ * A probe on a branch runs every time the branch does: on the way from a
+ * wait's deadline (or its UMONITOR) to the wait, it delays the wait.  So a
+ * branch is probed only when no path from it reaches a TPAUSE or UMWAIT.
+ * The walk starts at the branch's fall-through (its jump goes to the
+ * instruction after a site, where caps counts anyway) and follows both ways
+ * of every conditional branch, direct jumps (into another function too: a
+ * tail jump), fall-through to the end of the function and past calls, and
+ * an indirect jump to every address of its function that code or data
+ * refers to.  It stops at a site's counting probe (a wait beyond one is
+ * delayed by that probe, whatever the branch carries), at a wait, at RET.
+ * It does not go into a callee, nor out of the functions the file knows (a
+ * PLT stub: another file's code).  Where it cannot follow a path (more
+ * than PATH_MAX_INSNS instructions, code decoded after a decode failure, an
+ * indirect jump whose targets are unknown, a jump into an instruction),
+ * the branch is taken to be on a wait's path: not probed, and the site
+ * says why.
+ */
+#define PATH_MAX_INSNS	4096
+#define PATH_STR(n)	#n
+#define PATH_BOUND(n)	"more than " PATH_STR(n) " instructions"
+
+struct walk {
+	int *todo;		/* instructions a way starts at, not yet walked */
+	int nr_todo;
+	int *marked;		/* every instruction queued or walked (c->seen) */
+	int nr_marked;
+	int wait;		/* the first wait reached, or -1 */
+	const char *undecided;	/* why a path could not be followed, or NULL */
+	bool over;		/* at its bound: the walk stops */
+	int first;		/* the file's first site */
+};
+
+/* Mark instruction T as reached; false if it was, or the walk is over its bound */
+static bool mark(struct ctx *c, struct walk *w, int t)
+{
+	if (c->seen[t])
+		return false;
+	if (w->nr_marked == PATH_MAX_INSNS) {
+		w->undecided = PATH_BOUND(PATH_MAX_INSNS);
+		w->over = true;
+		return false;
+	}
+	c->seen[t] = 1;
+	w->marked[w->nr_marked++] = t;
+	return true;
+}
+
+/* A way to TARGET: walked later, unless out of the known functions */
+static void way(struct ctx *c, struct walk *w, uint64_t target)
+{
+	int t = insn_at(c, target);
+
+	if (func_of(c, target) < 0)
+		return;		/* a PLT stub, another file: as a call */
+	if (t < 0) {
+		w->undecided = "a jump into an instruction";
+		return;
+	}
+	if (mark(c, w, t))
+		w->todo[w->nr_todo++] = t;
+}
+
+/* The ways of the indirect jump X (instruction I) */
+static void indirect_ways(struct ctx *c, struct walk *w, int i)
+{
+	const struct insn *x = &c->insns[i];
+	int f = func_of(c, x->vaddr), e;
+
+	if (x->ij_rip && !x->ij_index)
+		return;		/* through a pointer in memory: a tail call, as a call */
+	if (f < 0 || c->funcs[f].unresolved_ijmp) {
+		w->undecided = "an indirect jump whose targets are unknown";
+		return;
+	}
+	/* every address of its function code or data refers to: more than its tables, never fewer */
+	for (e = 0; e < c->entries.nr; e++)
+		if (c->entries.v[e] >= c->funcs[f].start && c->entries.v[e] < c->funcs[f].end &&
+		    insn_at(c, c->entries.v[e]) >= 0)
+			way(c, w, c->entries.v[e]);
+}
+
+/* Walk from instruction I on, straight, queueing the other ways */
+static void walk_from(struct ctx *c, struct walk *w, int i)
+{
+	for (;;) {
+		const struct insn *x = &c->insns[i];
+		int f = func_of(c, x->vaddr);
+
+		if (!(x->in & IN_TRUSTED)) {
+			w->undecided = "code decoded after a decode failure";
+			return;
+		}
+		if (x->in & IN_WAIT) {
+			w->wait = i;
+			return;
+		}
+		if (is_exit_probe(c, w->first, i))
+			return;
+		if (x->kind == BRANCH_JMP || (x->in & IN_COND))
+			way(c, w, x->target);
+		if (x->in & IN_IJMP)
+			indirect_ways(c, w, i);
+		if ((x->in & IN_NOFALL) || i + 1 >= c->nr_insns ||
+		    c->insns[i + 1].vaddr != x->vaddr + x->len || func_of(c, c->insns[i + 1].vaddr) != f ||
+		    !mark(c, w, i + 1))
+			return;
+		i++;
+	}
+}
+
+/*
+ * The paths from the branch at instruction I, other than its jump: the
+ * first wait they reach (w->wait), or why they could not all be followed
+ * (w->undecided)
+ */
+static int wait_paths(struct ctx *c, int first, int i, struct walk *w)
+{
+	const struct insn *x = &c->insns[i];
+
+	*w = (struct walk){ .wait = -1, .first = first };
+	if (!c->seen) {
+		c->seen = calloc(c->nr_insns, 1);
+		c->walk_todo = malloc(PATH_MAX_INSNS * sizeof(int));
+		c->walk_marked = malloc(PATH_MAX_INSNS * sizeof(int));
+		if (!c->seen || !c->walk_todo || !c->walk_marked)
+			return -ENOMEM;
+	}
+	w->todo = c->walk_todo;
+	w->marked = c->walk_marked;
+	/* its fall-through, in its function (a JMP has none) */
+	if (!(x->in & IN_NOFALL) && i + 1 < c->nr_insns && c->insns[i + 1].vaddr == x->vaddr + x->len &&
+	    func_of(c, c->insns[i + 1].vaddr) == func_of(c, x->vaddr) && mark(c, w, i + 1))
+		w->todo[w->nr_todo++] = i + 1;
+	while (w->nr_todo && w->wait < 0 && !w->over)
+		walk_from(c, w, w->todo[--w->nr_todo]);
+	while (w->nr_marked)
+		c->seen[w->marked[--w->nr_marked]] = 0;
+	return 0;
+}
+
+/* ---- sites ---- */
 
 static void symbolize(const struct ctx *c, uint64_t vaddr, char *buf, size_t len)
 {
@@ -1357,17 +1487,6 @@ static void why(struct site *site, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(site->why + n, sizeof(site->why) - n, fmt, ap);
 	va_end(ap);
-}
-
-/* Is instruction I the counting probe's place of a site caps probes? */
-static bool is_exit_probe(const struct ctx *c, int first, int i)
-{
-	int k;
-
-	for (k = first; k < c->s->nr_sites; k++)
-		if (c->s->sites[k].probed && c->s->sites[k].vaddr + c->s->sites[k].len == c->insns[i].vaddr)
-			return true;
-	return false;
 }
 
 static int add_site(struct ctx *c, int i)
@@ -1424,8 +1543,9 @@ static int arrivals(struct ctx *c, int first, int k, int i)
 		site->exact = site->exact_capped = false;
 
 	for (b = btarget_first(c, next); b < c->nr_btargets && c->btargets[b].target == next; b++) {
-		int bi = c->btargets[b].insn, path;
+		int bi = c->btargets[b].insn;
 		const struct insn *x = &c->insns[bi];
+		struct walk w;
 		uint64_t m = flags_before(c, bi, 6) & taken_mask(x);
 		struct arrival a = {
 			.offset = offset_of(c, x->vaddr), .vaddr = x->vaddr, .kind = x->kind,
@@ -1434,7 +1554,6 @@ static int arrivals(struct ctx *c, int first, int k, int i)
 
 		snprintf(a.mnem, sizeof(a.mnem), "%s", x->mnem);
 		a.cf0 = !(m & ~half[0]);
-		path = on_path(c, bi);
 		if (!m) {
 			a.how = ARRIVAL_NEVER;
 		} else if (!(m & 0x3)) {
@@ -1444,11 +1563,17 @@ static int arrivals(struct ctx *c, int first, int k, int i)
 			a.how = ARRIVAL_BLIND;
 		} else if (is_exit_probe(c, first, bi)) {
 			a.how = ARRIVAL_PROBED;	/* a probe is there anyway */
-		} else if (path >= 0) {
+		} else if (wait_paths(c, first, bi, &w)) {
+			return -ENOMEM;
+		} else if (w.wait >= 0 || w.undecided) {
 			a.how = c->s->exact_mode ? ARRIVAL_PROBED : ARRIVAL_ON_PATH;
-			for (int s = first; s < c->s->nr_sites; s++)
-				if (c->s->sites[s].vaddr == c->insns[path].vaddr)
+			for (int s = first; s < c->s->nr_sites && w.wait >= 0; s++)
+				if (c->s->sites[s].vaddr == c->insns[w.wait].vaddr)
 					a.path_site = s;
+			if (w.wait < 0)
+				why(site, "the paths from the %s at 0x%llx were not all followed (%s): "
+				    "taken to lead to a wait", x->mnem, (unsigned long long)x->vaddr,
+				    w.undecided);
 			if (c->s->exact_mode && site->probed)
 				site->perturbs = true;
 		} else {
@@ -1487,6 +1612,9 @@ static void ctx_free(struct ctx *c)
 	free(c->entries.v);
 	free(c->fstarts.v);
 	free(c->btargets);
+	free(c->seen);
+	free(c->walk_todo);
+	free(c->walk_marked);
 }
 
 int scan_code(struct scan *s, int file, const struct image *im)

@@ -7,7 +7,7 @@ _umwait_trace()
 
 	local cmds="status events caps sites"
 	if [[ $cword -eq 1 ]]; then
-		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$cmds --help -h --version -V" -- "$cur")
 		return
 	fi
 
@@ -21,15 +21,19 @@ _umwait_trace()
 		return
 		;;
 	--source)
-		COMPREPLY=($(compgen -W "auto umwait msr" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "auto umwait msr" -- "$cur")
 		return
 		;;
 	--format)
-		COMPREPLY=($(compgen -W "text json prometheus openmetrics" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "text json prometheus openmetrics" -- "$cur")
 		return
 		;;
 	-o | --output)
 		_filedir prom
+		return
+		;;
+	--residency)
+		mapfile -t COMPREPLY < <(compgen -W "auto force off" -- "$cur")
 		return
 		;;
 	-d | --duration | --max-entries)
@@ -37,16 +41,17 @@ _umwait_trace()
 		;;
 	esac
 
-	local opts
+	# argp's own, for every subcommand
+	local opts common="--help -? --usage --version -V"
 	case ${words[1]} in
-	status) opts="--format --json --output -o --verbose -v --help" ;;
-	events) opts="--timestamp -T --json --duration -d --source --verbose -v --help" ;;
-	caps) opts="--pid -p --tid -t --cgroup --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v --help" ;;
-	sites) opts="--pid -p --exact --verbose -v --help" ;;
+	status) opts="--format --json --output -o --verbose -v $common" ;;
+	events) opts="--timestamp -T --json --duration -d --source --verbose -v $common" ;;
+	caps) opts="--pid -p --tid -t --cgroup --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v $common" ;;
+	sites) opts="--pid -p --exact --verbose -v $common" ;;
 	*) return ;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
 		return
 	fi
 	# caps and sites take ELF files (caps also [interval [count]])
