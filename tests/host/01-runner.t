@@ -114,12 +114,26 @@ is "$(grep -A1 '^# file: s/after-b.t' "$tmp/rg-dead.out" | sed -n 2p)" \
 printf 'echo 400000 >%s\necho 1..1\necho ok 1 - c\n' "$tmp/root/sys/devices/system/cpu/umwait_control/max_time" >"$tmp/suite/s/c.t"
 printf 'echo "1..1"\necho "ok 1 - d sees max_time $(cat %s)"\n' "$tmp/root/sys/devices/system/cpu/umwait_control/max_time" >"$tmp/suite/s/d.t"
 LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=5 busybox sh "$top/tests/run-guest" s "c.t d.t" >"$tmp/rg-state.out" 2>/dev/null
+what="umwait controls and MSRs, CPUs, sysctls, tracefs, mounts, the lab's programs"
 is "$(grep -A4 '^# file: s/after-' "$tmp/rg-state.out" | grep -e '^ok 2' -e '^not ok 2' -e '^#   ' | tr '\n' '|')" \
-	"not ok 2 - c.t left the guest's state as it found it (umwait controls, CPUs, sysctls, tracefs)|#   before: max_time 100000|#   after:  max_time 400000|ok 2 - d.t left the guest's state as it found it (umwait controls, CPUs, sysctls, tracefs)|" \
+	"not ok 2 - c.t left the guest's state as it found it ($what)|#   umwait/max_time: saved '100000', now '400000'|ok 2 - d.t left the guest's state as it found it ($what)|" \
 	"run-guest: a file that leaves max_time changed fails the state check after it, which names the value"
 is "$(grep '^ok 1 - d sees' "$tmp/rg-state.out")" "ok 1 - d sees max_time 100000" \
 	"run-guest: and puts the value back before the next file"
-rm "$tmp/suite/s/c.t" "$tmp/suite/s/d.t"
+# what the runner holds is what each file's guard puts back (tests/lib/state.sh):
+# tracefs's buffer size too, which a file's guard restored and the runner's
+# own copy of the state did not read
+tr=$tmp/root/sys/kernel/tracing
+mkdir -p "$tr/instances"
+: >"$tr/trace"; : >"$tr/set_event"; : >"$tr/trace_options"
+echo 1 >"$tr/tracing_on"; echo nop >"$tr/current_tracer"; echo "[local] global" >"$tr/trace_clock"
+echo 1408 >"$tr/buffer_size_kb"
+printf 'echo 4096 >%s\necho 1..1\necho ok 1 - e\n' "$tr/buffer_size_kb" >"$tmp/suite/s/e.t"
+LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=5 busybox sh "$top/tests/run-guest" s "e.t" >"$tmp/rg-trace.out" 2>/dev/null
+is "$(grep -A6 '^# file: s/after-' "$tmp/rg-trace.out" | grep -e '^ok 2' -e '^not ok 2' -e '^#   ' | tr '\n' '|')$(cat "$tr/buffer_size_kb")" \
+	"not ok 2 - e.t left the guest's state as it found it ($what)|#   tracefs/buffer_size_kb: saved '1408', now '4096'|1408" \
+	"run-guest: a file that leaves tracefs's buffer size changed fails the state check, which puts it back"
+rm "$tmp/suite/s/c.t" "$tmp/suite/s/d.t" "$tmp/suite/s/e.t"
 unset LAB_STATE_ROOT
 child=$(cat "$tmp/child" 2>/dev/null)
 check "run-guest: what the hung file started in the background is killed too" \

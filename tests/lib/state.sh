@@ -20,8 +20,10 @@
 #                           in $state_also (what else the file must put back:
 #                           an MSR of its own, say) and restores it
 #
-# The runner (tests/run-guest) can save the state once after boot and, after
-# each file, state_diff (a check) and state_restore (for the next file).
+# The runner (tests/run-guest) saves the state before each file and, after
+# it, state_diff (a check) and state_restore (for the next file).
+# LAB_STATE_ROOT (default /) is where /sys and /proc are:
+# tests/host/01-runner.t points it at a tree of its own, where no MSR is read.
 
 # the sysctls under /proc/sys whose values are saved: perf's (a file that
 # samples may lower perf_event_max_sample_rate through the kernel's own
@@ -33,9 +35,10 @@ STATE_FILTERS=${STATE_FILTERS:-"umwait msr sched"}
 # the lab's programs (their comm, at most 15 bytes): none runs between files
 STATE_PROGS=${STATE_PROGS:-"tpause-loop umwait-trace wait-paths ut-target pmu-hog perf trace-cmd bench-floor write-rate lab-write umwait-fuzz insn-count waitpkg-check omp-waits tbb-waits dpdk-waits layouts-gcc-O0 layouts-gcc-O2 layouts-gcc-O3 layouts-clang-O0 layouts-clang-O2 layouts-clang-O3"}
 
-_st_ctl=/sys/devices/system/cpu/umwait_control
-_st_cpu=/sys/devices/system/cpu
-_st_t=/sys/kernel/tracing
+_st_root=${LAB_STATE_ROOT:-}
+_st_ctl=$_st_root/sys/devices/system/cpu/umwait_control
+_st_cpu=$_st_root/sys/devices/system/cpu
+_st_t=$_st_root/sys/kernel/tracing
 
 # _st_line KEY FILE: "KEY CONTENT" (CONTENT's lines joined by spaces), if FILE reads
 _st_line() {
@@ -46,7 +49,7 @@ _st_line() {
 
 # _st_procs: the PIDs and names of the lab's programs running, "PID COMM" each
 _st_procs() {
-	cat /proc/[0-9]*/stat 2>/dev/null | awk -v progs=" $STATE_PROGS " '{
+	cat $_st_root/proc/[0-9]*/stat 2>/dev/null | awk -v progs=" $STATE_PROGS " '{
 		i = index($0, " ("); j = 0
 		for (k = length($0); k > 0; k--) if (substr($0, k, 1) == ")") { j = k; break }
 		if (!i || !j) next
@@ -63,7 +66,8 @@ _st_filters() {
 
 # _st_mounts: /proc/mounts without tracefs's automount in debugfs
 _st_mounts() {
-	awk '$2 != "/sys/kernel/debug/tracing"' /proc/mounts
+	[ -r $_st_root/proc/mounts ] || return 0
+	awk '$2 != "/sys/kernel/debug/tracing"' $_st_root/proc/mounts
 }
 
 state_snapshot() {
@@ -79,14 +83,14 @@ state_snapshot() {
 	done
 	# each online CPU's IA32_UMWAIT_CONTROL (changed behind the kernel's back
 	# through /dev/cpu/N/msr by some files)
-	if [ -d $_st_ctl ] && command -v msr >/dev/null; then
+	if [ -z "$_st_root" ] && [ -d $_st_ctl ] && command -v msr >/dev/null; then
 		for _st_n in $(cd $_st_cpu && ls -d cpu[0-9]* | sed 's/^cpu//' | sort -n); do
 			[ "$(cat $_st_cpu/cpu$_st_n/online 2>/dev/null || echo 1)" = 1 ] || continue
 			echo "msr/0xe1/cpu$_st_n $(msr read $_st_n 0xe1 2>&1)"
 		done
 	fi
 	for _st_s in $STATE_SYSCTLS; do
-		_st_line "sysctl/$_st_s" "/proc/sys/$_st_s"
+		_st_line "sysctl/$_st_s" "$_st_root/proc/sys/$_st_s"
 	done
 	if [ -e $_st_t/trace ]; then
 		_st_line tracefs/tracing_on $_st_t/tracing_on
@@ -204,7 +208,7 @@ state_restore() {
 		echo "# state: $_st_k: '$_st_now' -> '$_st_v'"
 	done
 	grep '^sysctl/' "$_st_saved" | while read -r _st_k _st_v; do
-		_st_put "$_st_k" "/proc/sys/${_st_k#sysctl/}" "$_st_v"
+		_st_put "$_st_k" "$_st_root/proc/sys/${_st_k#sysctl/}" "$_st_v"
 	done
 	if [ -e $_st_t/trace ]; then
 		# instances the saved state lacks (recording off, then removed)
