@@ -127,13 +127,24 @@ tr=$tmp/root/sys/kernel/tracing
 mkdir -p "$tr/instances"
 : >"$tr/trace"; : >"$tr/set_event"; : >"$tr/trace_options"
 echo 1 >"$tr/tracing_on"; echo nop >"$tr/current_tracer"; echo "[local] global" >"$tr/trace_clock"
-echo 1408 >"$tr/buffer_size_kb"
+# as the kernel has it before the first use of tracing
+echo "7 (expanded: 1408)" >"$tr/buffer_size_kb"
 printf 'echo 4096 >%s\necho 1..1\necho ok 1 - e\n' "$tr/buffer_size_kb" >"$tmp/suite/s/e.t"
 LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=5 busybox sh "$top/tests/run-guest" s "e.t" >"$tmp/rg-trace.out" 2>/dev/null
 is "$(grep -A6 '^# file: s/after-' "$tmp/rg-trace.out" | grep -e '^ok 2' -e '^not ok 2' -e '^#   ' | tr '\n' '|')$(cat "$tr/buffer_size_kb")" \
 	"not ok 2 - e.t left the guest's state as it found it ($what)|#   tracefs/buffer_size_kb: saved '1408', now '4096'|1408" \
 	"run-guest: a file that leaves tracefs's buffer size changed fails the state check, which puts it back"
-rm "$tmp/suite/s/c.t" "$tmp/suite/s/d.t" "$tmp/suite/s/e.t"
+# perf_event_max_sample_rate, which the kernel lowers by itself, is put back
+# after a file and not held against it
+sr=$tmp/root/proc/sys/kernel/perf_event_max_sample_rate
+mkdir -p "${sr%/*}"
+echo 100000 >"$sr"
+printf 'echo 6250 >%s\necho 1..1\necho ok 1 - f\n' "$sr" >"$tmp/suite/s/f.t"
+LAB_TESTS=$tmp/suite LAB_TEST_TIMEOUT=5 busybox sh "$top/tests/run-guest" s "f.t" >"$tmp/rg-rate.out" 2>/dev/null
+is "$(grep -A6 '^# file: s/after-' "$tmp/rg-rate.out" | grep -e '^ok 2' -e '^not ok 2' -e '^#   ' | tr '\n' '|')$(cat "$sr")" \
+	"ok 2 - f.t left the guest's state as it found it ($what)|100000" \
+	"run-guest: perf_event_max_sample_rate lowered (as the kernel does) is put back, not held against the file"
+rm "$tmp/suite/s/c.t" "$tmp/suite/s/d.t" "$tmp/suite/s/e.t" "$tmp/suite/s/f.t"
 unset LAB_STATE_ROOT
 child=$(cat "$tmp/child" 2>/dev/null)
 check "run-guest: what the hung file started in the background is killed too" \
