@@ -90,7 +90,7 @@ refuses "status with an argument" "umwait-trace status: unexpected argument 'x' 
 refuses "sites with no FILE" "umwait-trace sites: give FILEs or -p PID $(see sites)" sites
 # no permission: another user's process as uid 1000
 as_lab umwait-trace sites -p 1 >$tmp/out 2>$tmp/err
-is "$?:$(cat $tmp/err)" "2:umwait-trace: cannot read /proc/1/maps: Permission denied" \
+is "$?:$(cat $tmp/err)" "2:umwait-trace: cannot read /proc/1/maps: Permission denied (another user's process: that takes CAP_SYS_PTRACE)" \
 	"sites -p of another user's process as uid 1000: 'Permission denied', not 'no process'"
 
 umwait-trace frobnicate >$tmp/out 2>$tmp/err

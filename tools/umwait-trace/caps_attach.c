@@ -169,6 +169,11 @@ static int check_unchanged(const struct scan *scan)
 		if (!f->nr_sites || f->mapped)
 			continue;
 		fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			die_msg("cannot open %s: %s: raise the open-file limit (ulimit -n)",
+				f->path, strerror(errno));
+			return -errno;
+		}
 		if (fd < 0) {
 			die_msg("%s: gone since it was scanned (%s): nothing probed", f->path,
 				strerror(errno));
