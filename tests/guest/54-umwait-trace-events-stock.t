@@ -13,6 +13,7 @@
 . /lab/tests/lib/guest.sh
 . /lab/tests/lib/checks.sh
 . /lab/tests/lib/state.sh
+. /lab/tests/lib/events.sh
 state_guard
 
 d=/sys/devices/system/cpu/umwait_control
@@ -31,20 +32,6 @@ what() {
 echo 100000 >$d/max_time
 echo 1 >$d/enable_c02
 
-# the scripted writes and the hotplug cycle, as tests/guest/41
-writes() {
-	lab-write $d/max_time 400000
-	lab-write $d/max_time 400000		# a no-op
-	lab-write $d/max_time 100001		# rejected
-	lab-write $d/enable_c02 0
-	lab-write $d/enable_c02 n		# a no-op
-	lab-write $d/enable_c02 2		# rejected
-	lab-write $d/max_time 0
-	lab-write $d/enable_c02 1
-	lab-write $d/max_time 100000
-	lab-write /sys/devices/system/cpu/cpu1/online 0
-	lab-write /sys/devices/system/cpu/cpu1/online 1
-}
 # offline restores the MSR's value at boot (umwait_init() read it once): the
 # model's reset value, 0
 want="control_update target=all max_time=400000 c02=on raw=0x00061a80 old_max_time=100000 old_c02=on old_raw=0x000186a0 comm=lab-write
@@ -80,7 +67,7 @@ if [ $series = 1 ]; then
 	ev_side $tmp/ser.out
 	ser_pid=$ev_pid
 fi
-is "$(writes | tr '\n' ' ')" "OK OK EINVAL OK OK EINVAL OK OK OK OK OK " \
+is "$(ev_writes | tr '\n' ' ')" "OK OK EINVAL OK OK EINVAL OK OK OK OK OK " \
 	"the writes: 5 changing, 2 no-ops, 2 rejected (events reports 5), cpu1 offline and online"
 # the side tracers: stopped as ut_end_frozen stops one, bounded, silent
 for p in $ser_pid $json_pid; do
