@@ -31,17 +31,28 @@ for i in 1 2 3; do
 	echo "s3: cycle $i resumed: cpus $(cat /sys/devices/system/cpu/online) gs_base $(grep -F "[000]" $t/trace | grep -c " write_msr: c0000101,")"
 done'
 
-# s3 KERNEL: run the reproducer on KERNEL; its stdout in $out, stderr in $err, status in $rc
+# s3 KERNEL [BOOTS]: run the reproducer on KERNEL; its stdout in $out, stderr
+# in $err, status in $rc. With BOOTS (the positive controls), a guest that
+# crashed before the command's first line is booted again, BOOTS times at
+# most, and said: Debian's 7.2 under TCG sometimes faults in its own boot on
+# a busy host (an int3 of its text patching, at about 1.6 s), which is not
+# the resume these kernels are judged on. The kernels with the series get one
+# boot: a crash in theirs fails.
 s3() {
-	out=$("$top/vm/run" --no-build --kernel "$1" --smp 4 --timeout 300 --append no_console_suspend \
-		-- "$cmd" 2>"$tmp/err")
-	rc=$?
-	err=$(cat "$tmp/err")
+	for try in $(seq "${2:-1}"); do
+		out=$("$top/vm/run" --no-build --kernel "$1" --smp 4 --timeout 300 --append no_console_suspend \
+			-- "$cmd" 2>"$tmp/err")
+		rc=$?
+		err=$(cat "$tmp/err")
+		[ -n "$out" ] && break
+		diag "$1: boot $try of ${2:-1} crashed before the command: $(echo "$err" |
+			grep -m2 'RIP: \|Kernel panic' | sed 's/.*\] //' | tr '\n' ' ')"
+	done
 	echo "$out" | sed "s/^/# $1: /"
 }
 
 for k in base distro-7.2; do
-	s3 $k
+	s3 $k 3
 	diag "$k: expected to fail: a kernel without the fix resets on the first resume"
 	is "$rc" 125 "$k: vm/run reports that the guest stopped without finishing (exit 125)"
 	is "$(echo "$out" | sed -n 1p)" "s3: write_msr 1 cpus 0-3" "$k: msr:write_msr is on before the suspend"
