@@ -47,7 +47,7 @@ TOOLS   += $(UT_MUTANTS)
 # Debian's programs the guest tests use, copied with their shared libraries
 GUEST_BINS := /usr/bin/trace-cmd /usr/bin/perf
 
-GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-pmu tests/guest-base tests/guest-distro tests/guest-icount tests/guest-noapic tests/guest-compat tests/guest-kvm tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-pmu tests/guest-base tests/guest-distro tests/guest-debian tests/guest-icount tests/guest-noapic tests/guest-compat tests/guest-kvm tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
 
