@@ -37,6 +37,8 @@ TOOLS   += $(BUILD)/tools/write-rate
 # test fixtures: waits that other paths jump past (tests/fixtures), and the
 # layout corpus: one C file of wait shapes by gcc and clang at -O0/-O2/-O3
 TOOLS   += $(BUILD)/tools/wait-paths $(BUILD)/tools/libwait-sites.so
+# and umwait-trace caps' targets, files and capabilities (tests/guest/5x-umwait-trace-*)
+TOOLS   += $(BUILD)/tools/ut-target $(BUILD)/tools/libut-sled.so $(BUILD)/tools/with-caps
 LAYOUTS := $(foreach c,gcc clang,$(foreach o,O0 O2 O3,$(BUILD)/tools/layouts-$(c)-$(o)))
 TOOLS   += $(LAYOUTS)
 # umwait-trace with a deliberate bug each (tools/umwait-trace/build.mk)
@@ -45,7 +47,7 @@ TOOLS   += $(UT_MUTANTS)
 # Debian's programs the guest tests use, copied with their shared libraries
 GUEST_BINS := /usr/bin/trace-cmd /usr/bin/perf
 
-GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-pmu tests/guest-base tests/guest-distro tests/guest-icount tests/guest-noapic tests/guest-compat tests/guest-kvm tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
+GUEST_FILES := vm/init vm/demo tests/run-guest $(shell find tests/lib tests/guest tests/guest-stock tests/guest-pmu tests/guest-base tests/guest-distro tests/guest-debian tests/guest-icount tests/guest-noapic tests/guest-compat tests/guest-kvm tests/guest-soak tests/guest-bench tests/golden -type f 2>/dev/null)
 
 .PHONY: all setup qemu kernel tools initramfs demo test test-suspend soak bench checkpatch clean
 
@@ -75,6 +77,16 @@ $(BUILD)/tools/wait-paths: tests/fixtures/wait-paths.c tests/fixtures/wait-sites
 
 $(BUILD)/tools/libwait-sites.so: tests/fixtures/wait-sites.S | $(BUILD)/tools
 	$(CC) $(CFLAGS) -shared -fPIC $(FIXTURE_LDFLAGS) -o $@ $<
+
+# dynamically linked: it loads libraries with dlopen
+$(BUILD)/tools/ut-target: tests/fixtures/ut-target.c | $(BUILD)/tools
+	$(CC) $(CFLAGS) -Wall -Wextra -Werror -mwaitpkg -pthread -o $@ $<
+
+$(BUILD)/tools/libut-sled.so: tests/fixtures/ut-sled.S | $(BUILD)/tools
+	$(CC) $(CFLAGS) -shared -fPIC -o $@ $<
+
+$(BUILD)/tools/with-caps: tests/fixtures/with-caps.c | $(BUILD)/tools
+	$(CC) $(TOOL_CFLAGS) -o $@ $<
 
 # layouts-COMPILER-LEVEL: the compiler's own defaults otherwise (a PIE)
 $(LAYOUTS): $(BUILD)/tools/layouts-%: tests/fixtures/layouts.c tools/clients/client.h | $(BUILD)/tools

@@ -16,10 +16,16 @@
  *         when the thread started to wait.  A thread's notes go when it
  *         exits, and a process's counts are handed to user space then.
  * events: the umwait:* tracepoints of the kernel series, through tp_btf or,
- *         where tp_btf is not available, raw_tp, into a ring buffer.
+ *         where tp_btf is not available, raw_tp, into a ring buffer.  On a
+ *         kernel without them, msr:write_msr filtered to IA32_UMWAIT_CONTROL,
+ *         each write marked with the umwait.c path it came from (kprobes on
+ *         its functions), and the sysfs stores that name the writer.
  *
  * Nothing is ever dropped silently: a full map or ring buffer bumps one of
- * the counters in .bss, which user space reports.
+ * the counters in .bss, which user space reports.  No map is allocated
+ * while a program runs (no BPF_F_NO_PREALLOC, no local storage): 5.7 to
+ * 6.0 warn of it in tracing programs, and PREEMPT_RT refuses it; the build
+ * checks the object (tools/umwait-trace/check-bpf-maps).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -28,6 +34,8 @@
 #include "umwait-trace.h"
 
 const volatile pid_t targ_tgid = 0;	/* 0: every process */
+const volatile pid_t targ_tid = 0;	/* -t: this thread alone; 0: every thread */
+const volatile bool targ_cgroup = false;	/* --cgroup: only tasks under cgroup_map[0] */
 const volatile bool targ_hist = false;	/* --hist: time the waits */
 const volatile __u32 exit_batch = 1;	/* exits per wake-up of user space */
 
@@ -87,14 +95,24 @@ struct {
 	__type(value, struct hist);
 } hists SEC(".maps");
 
-/* per (site, HIST_DENIED or HIST_LATE): allocated as sites first use them */
+/*
+ * per (site, HIST_DENIED or HIST_LATE); preallocated, sized by user space
+ * for the sites it may probe (two entries each)
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_PIDS_SITES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct hist_key);
 	__type(value, struct ohist);
 } ohists SEC(".maps");
+
+/* --cgroup: the cgroup v2 directory whose tasks (and its descendants') count */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} cgroup_map SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -136,6 +154,16 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 	return bpf_map_lookup_elem(map, key);
 }
 
+/* Is the current thread one caps counts: -p, -t and --cgroup */
+static __always_inline bool traced(u64 id)
+{
+	if (targ_tgid && (id >> 32) != targ_tgid)
+		return false;
+	if (targ_tid && (u32)id != targ_tid)
+		return false;
+	return !targ_cgroup || bpf_current_task_under_cgroup(&cgroup_map, 0) == 1;
+}
+
 static __always_inline u32 log2_u64(u64 v)
 {
 	u32 r = 0;
@@ -159,7 +187,7 @@ int BPF_KPROBE(wait_enter)
 	struct start_val *old;
 	u32 tid = (u32)id;
 
-	if (!armed || (targ_tgid && (id >> 32) != targ_tgid))
+	if (!armed || !traced(id))
 		return 0;
 	old = bpf_map_lookup_elem(&start, &tid);
 	if (old) {
@@ -358,6 +386,7 @@ static __always_inline void count_exit(struct pt_regs *ctx, u64 id, u32 site)
 		/* the process's name, not the thread's; and its executable's */
 		struct task_struct *t = (void *)bpf_get_current_task();
 
+		val->cgroup = bpf_get_current_cgroup_id();
 		BPF_CORE_READ_STR_INTO(&val->comm, t, group_leader, comm);
 		bpf_probe_read_kernel_str(val->exe, sizeof(val->exe),
 					  BPF_CORE_READ(t, mm, exe_file, f_path.dentry, d_name.name));
@@ -410,7 +439,7 @@ int BPF_KPROBE(on_probe)
 		.sp = ctx->sp - (COOKIE_BRANCH(cookie) == BRANCH_CALL ? 8 : 0),
 	};
 
-	if (!armed || (targ_tgid && (id >> 32) != targ_tgid))
+	if (!armed || !traced(id))
 		return 0;
 	if (exit_site)
 		count_exit(ctx, id, exit_site - 1);
@@ -470,7 +499,8 @@ int BPF_PROG(task_exit, struct task_struct *p)
 }
 
 /* events: one ring buffer record per tracepoint hit */
-static __always_inline int emit(u32 type, u32 target_cpu, u32 prev, u32 control)
+static __always_inline int emit_ctx(u32 type, u32 target_cpu, u32 prev, u32 control, u32 ctx,
+				    u32 failed)
 {
 	struct umwait_event *e;
 
@@ -487,8 +517,15 @@ static __always_inline int emit(u32 type, u32 target_cpu, u32 prev, u32 control)
 	e->prev = prev;
 	e->control = control;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->ctx = ctx;
+	e->failed = failed;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
+}
+
+static __always_inline int emit(u32 type, u32 target_cpu, u32 prev, u32 control)
+{
+	return emit_ctx(type, target_cpu, prev, control, UMWAIT_CTX_NONE, 0);
 }
 
 /*
@@ -544,6 +581,128 @@ SEC("raw_tp/umwait_resume")
 int BPF_PROG(raw_tp_resume, u32 old_control, u32 new_control)
 {
 	return emit(UMWAIT_EV_RESUME, bpf_get_smp_processor_id(), old_control, new_control);
+}
+
+/*
+ * events on a kernel without the series.  Each write of the MSR is
+ * msr:write_msr on the CPU written; which umwait.c path made it is noted
+ * per CPU by kprobes on its functions: the hotplug and resume callbacks
+ * (outer: they may call the per-CPU update function, or have it inlined),
+ * and the sysfs update's per-CPU function (inner), which runs on every CPU,
+ * in an IPI where the current task is whichever it interrupted.  Who wrote
+ * to sysfs is what the stores' own kprobes see as current.
+ */
+#define MSR_IA32_UMWAIT_CONTROL	0xe1
+
+struct msr_ctx {
+	u32 outer;		/* UMWAIT_CTX_ONLINE, _OFFLINE or _RESUME, or 0 */
+	u32 inner;		/* UMWAIT_CTX_SYSFS, or 0 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct msr_ctx);
+} msr_ctx SEC(".maps");
+
+static __always_inline struct msr_ctx *this_ctx(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&msr_ctx, &zero);
+}
+
+static __always_inline int set_outer(u32 v)
+{
+	struct msr_ctx *c = this_ctx();
+
+	if (c)
+		c->outer = v;
+	return 0;
+}
+
+SEC("kprobe/umwait_cpu_online")
+int BPF_KPROBE(ctx_online)
+{
+	return set_outer(UMWAIT_CTX_ONLINE);
+}
+
+SEC("kprobe/umwait_cpu_offline")
+int BPF_KPROBE(ctx_offline)
+{
+	return set_outer(UMWAIT_CTX_OFFLINE);
+}
+
+SEC("kprobe/umwait_syscore_resume")
+int BPF_KPROBE(ctx_resume)
+{
+	return set_outer(UMWAIT_CTX_RESUME);
+}
+
+/* attached to the return of each of the three above */
+SEC("kretprobe")
+int BPF_KRETPROBE(ctx_outer_end)
+{
+	return set_outer(UMWAIT_CTX_NONE);
+}
+
+SEC("kprobe/umwait_update_control_msr")
+int BPF_KPROBE(ctx_sysfs)
+{
+	struct msr_ctx *c = this_ctx();
+
+	if (c)
+		c->inner = UMWAIT_CTX_SYSFS;
+	return 0;
+}
+
+SEC("kretprobe/umwait_update_control_msr")
+int BPF_KRETPROBE(ctx_sysfs_end)
+{
+	struct msr_ctx *c = this_ctx();
+
+	if (c)
+		c->inner = UMWAIT_CTX_NONE;
+	return 0;
+}
+
+static __always_inline int msr_written(u32 msr, u64 val, int failed)
+{
+	struct msr_ctx *c;
+	u32 ctx = UMWAIT_CTX_NONE;
+
+	if (msr != MSR_IA32_UMWAIT_CONTROL)
+		return 0;
+	c = this_ctx();
+	if (c)
+		ctx = c->outer ? c->outer : c->inner;
+	return emit_ctx(UMWAIT_EV_MSR_WRITE, bpf_get_smp_processor_id(), 0, (u32)val, ctx, failed != 0);
+}
+
+SEC("tp_btf/write_msr")
+int BPF_PROG(tp_btf_write_msr, unsigned int msr, u64 val, int failed)
+{
+	return msr_written(msr, val, failed);
+}
+
+SEC("raw_tp/write_msr")
+int BPF_PROG(raw_tp_write_msr, unsigned int msr, u64 val, int failed)
+{
+	return msr_written(msr, val, failed);
+}
+
+/* attached to max_time_store and enable_c02_store: current is the writer */
+SEC("kprobe")
+int BPF_KPROBE(store_begin)
+{
+	return emit(UMWAIT_EV_STORE_BEGIN, UMWAIT_ALL_CPUS, 0, 0);
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(store_end, long ret)
+{
+	return emit(UMWAIT_EV_STORE_END, UMWAIT_ALL_CPUS, 0, (u32)ret);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -50,6 +50,9 @@ typedef __kernel_pid_t pid_t;
 /* include/uapi/linux/bpf.h */
 enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_CGROUP_ARRAY = 8,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
 
@@ -58,10 +61,6 @@ enum {
 	BPF_NOEXIST = 1,
 	BPF_EXIST = 2,
 	BPF_F_LOCK = 4,
-};
-
-enum {
-	BPF_F_NO_PREALLOC = 1,
 };
 
 enum {
@@ -123,8 +122,21 @@ struct path {
 	struct dentry *dentry;
 };
 
+/* caps' file identity: the inode a mapping's file is, as uprobes see it */
+typedef u32 dev_t;
+
+struct super_block {
+	dev_t s_dev;
+};
+
+struct inode {
+	long unsigned int i_ino;
+	struct super_block *i_sb;
+};
+
 struct file {
 	struct path f_path;
+	struct inode *f_inode;
 };
 
 struct mm_struct {
@@ -132,10 +144,43 @@ struct mm_struct {
 };
 
 struct task_struct {
+	pid_t tgid;
 	struct signal_struct *signal;
 	struct task_struct *group_leader;
 	char comm[16];
 	struct mm_struct *mm;
+};
+
+struct vm_operations_struct;
+
+/* vm_flags is in an anonymous union since 6.3: CO-RE finds it there */
+struct vm_area_struct {
+	long unsigned int vm_start;
+	long unsigned int vm_end;
+	long unsigned int vm_flags;
+	const struct vm_operations_struct *vm_ops;
+	struct file *vm_file;
+};
+
+/* include/linux/bpf.h, kernel/bpf/task_iter.c: the task_vma iterator's context */
+struct seq_file;
+
+struct bpf_iter_meta {
+	struct seq_file *seq;
+	u64 session_id;
+	u64 seq_num;
+};
+
+struct bpf_iter__task_vma {
+	union {
+		struct bpf_iter_meta *meta;
+	};
+	union {
+		struct task_struct *task;
+	};
+	union {
+		struct vm_area_struct *vma;
+	};
 };
 
 #pragma clang attribute pop

@@ -3,7 +3,8 @@
 # umwait-trace was built against the lab kernel's BTF and must run here by
 # CO-RE alone.  status, sites and caps (on the library clients, caps' counts
 # checked per site against QEMU's trace by tests/host/21-clients-qemu-trace.t)
-# work; events exits 2 with one line: this kernel has no umwait tracepoints.
+# work; events --source umwait exits 2 with one line: this kernel has no
+# umwait tracepoints.
 . /lab/tests/lib/tap.sh
 . /lab/tests/lib/guest.sh
 . /lab/tests/lib/checks.sh
@@ -33,9 +34,11 @@ case "$out" in
 *) fail "status reads the MSRs through the msr module" "got: $out" ;;
 esac
 
-umwait-trace events >/tmp/out 2>/tmp/err
-is "$?" 2 "events: exit status 2"
-is "$(cat /tmp/err)" "umwait-trace: kernel lacks umwait tracepoints" "events: one line on stderr"
+# events reads msr:write_msr on a stock kernel (tests/guest-base/54); the
+# series' tracepoints asked for, it says in one line that they are missing
+umwait-trace events --source umwait >/tmp/out 2>/tmp/err
+is "$?" 2 "events --source umwait: exit status 2"
+is "$(cat /tmp/err)" "umwait-trace: kernel lacks umwait tracepoints (--source msr reads msr:write_msr instead)" "events: one line on stderr"
 echo "# events: $(cat /tmp/err)"
 is "$(cat /tmp/out)" "" "events: nothing on stdout"
 

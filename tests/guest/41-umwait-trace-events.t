@@ -44,25 +44,11 @@ echo 1 >$d/enable_c02
 # the kernel's own record of the same events
 ev_open g41 umwait
 
-# the scripted writes and the hotplug cycle; each result on a line
-writes() {
-	lab-write $d/max_time 400000
-	lab-write $d/max_time 400000		# a no-op
-	lab-write $d/max_time 100001		# rejected
-	lab-write $d/enable_c02 0
-	lab-write $d/enable_c02 n		# a no-op
-	lab-write $d/enable_c02 2		# rejected
-	lab-write $d/max_time 0
-	lab-write $d/enable_c02 1
-	lab-write $d/max_time 100000
-	lab-write /sys/devices/system/cpu/cpu1/online 0
-	lab-write /sys/devices/system/cpu/cpu1/online 1
-}
 results="OK OK EINVAL OK OK EINVAL OK OK OK OK OK"
 
 ev_start
 ev_freeze
-is "$(writes | tr '\n' ' ')" "$results " "the writes: 7 changing, 2 no-ops, 2 rejected, cpu1 offline and online"
+is "$(ev_writes | tr '\n' ' ')" "$results " "the writes: 7 changing, 2 no-ops, 2 rejected, cpu1 offline and online"
 ev_stop "events exits 0 on Ctrl-C"
 
 # offline restores the MSR's value at boot, before the kernel first
@@ -93,7 +79,7 @@ for m in events-no-drain events-drop; do
 	UT_BIN=umwait-trace-mutant-$m
 	ev_start
 	ev_freeze
-	writes >/dev/null
+	ev_writes >/dev/null
 	ev_stop "mutant $m: exits 0 on Ctrl-C"
 	unset UT_BIN
 	diag "mutant $m printed $(grep -c . $tmp/ev.out) of 7 events, exit $ut_rc"

@@ -19,6 +19,10 @@
 #                           record of MSR (hex without 0x; default e1)
 #   msr_values CPU MSR      the values of CPU's msr:write_msr records of MSR,
 #                           hex without 0x, one a line
+#   ev_writes               the scripted changes tests/guest/41 and 54 trace:
+#                           sysfs writes (7 that change, 2 no-ops, 2 rejected)
+#                           and a hotplug cycle of cpu1, lab-write's result
+#                           of each on a line
 
 ev_root=/sys/kernel/tracing
 ev_dir=$ev_root
@@ -76,4 +80,19 @@ msr_ops() {
 
 msr_values() {
 	grep -F "[$(printf %03d "$1")]" "$ev_dir/trace" | sed -n "s/.* write_msr: $2, value \([0-9a-f]*\).*/\1/p"
+}
+
+ev_writes() {
+	_ev_d=/sys/devices/system/cpu/umwait_control
+	lab-write $_ev_d/max_time 400000
+	lab-write $_ev_d/max_time 400000		# a no-op
+	lab-write $_ev_d/max_time 100001		# rejected
+	lab-write $_ev_d/enable_c02 0
+	lab-write $_ev_d/enable_c02 n		# a no-op
+	lab-write $_ev_d/enable_c02 2		# rejected
+	lab-write $_ev_d/max_time 0
+	lab-write $_ev_d/enable_c02 1
+	lab-write $_ev_d/max_time 100000
+	lab-write /sys/devices/system/cpu/cpu1/online 0
+	lab-write /sys/devices/system/cpu/cpu1/online 1
 }

@@ -33,7 +33,7 @@ STATE_SYSCTLS=${STATE_SYSCTLS:-"kernel/perf_cpu_time_max_percent kernel/perf_eve
 # would take seconds)
 STATE_FILTERS=${STATE_FILTERS:-"umwait msr sched"}
 # the lab's programs (their comm, at most 15 bytes): none runs between files
-STATE_PROGS=${STATE_PROGS:-"tpause-loop umwait-trace wait-paths pmu-hog perf trace-cmd bench-floor write-rate lab-write umwait-fuzz insn-count waitpkg-check omp-waits tbb-waits dpdk-waits layouts-gcc-O0 layouts-gcc-O2 layouts-gcc-O3 layouts-clang-O0 layouts-clang-O2 layouts-clang-O3"}
+STATE_PROGS=${STATE_PROGS:-"tpause-loop umwait-trace wait-paths ut-target pmu-hog perf trace-cmd bench-floor write-rate lab-write umwait-fuzz insn-count waitpkg-check omp-waits tbb-waits dpdk-waits layouts-gcc-O0 layouts-gcc-O2 layouts-gcc-O3 layouts-clang-O0 layouts-clang-O2 layouts-clang-O3"}
 
 _st_root=${LAB_STATE_ROOT:-}
 _st_ctl=$_st_root/sys/devices/system/cpu/umwait_control

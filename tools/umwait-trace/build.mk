@@ -1,8 +1,8 @@
 # umwait-trace: included by the top Makefile.
 #
-#   bpf/umwait-trace.bpf.c + bpf/vmlinux.h --clang -target bpf--> .tmp.bpf.o
-#   .tmp.bpf.o --bpftool gen object--> .bpf.o
-#   .bpf.o --bpftool gen skeleton--> umwait-trace.skel.h
+#   bpf/NAME.bpf.c + bpf/vmlinux.h --clang -target bpf--> NAME.tmp.bpf.o
+#   NAME.tmp.bpf.o --bpftool gen object, check-bpf-maps--> NAME.bpf.o
+#   NAME.bpf.o --bpftool gen skeleton--> NAME.skel.h (NAME: umwait-trace, umwait-files)
 #   tools/umwait-trace/*.c + skeleton --cc--> build/tools/umwait-trace
 #
 # bpf/vmlinux.h holds the few kernel types the program uses, relocated by
@@ -67,17 +67,25 @@ umwait-trace-packages:
 .PHONY: umwait-trace
 umwait-trace: $(UT_BIN)
 
-$(UT_OUT)/umwait-trace.tmp.bpf.o: bpf/umwait-trace.bpf.c bpf/vmlinux.h $(UT_SRC)/umwait-trace.h \
+# two objects: umwait-trace (caps' probes, events' tracepoints) and
+# umwait-files (caps' looks at the processes' mappings: a VMA iterator)
+UT_SKELS   := $(UT_OUT)/umwait-trace.skel.h $(UT_OUT)/umwait-files.skel.h
+.SECONDARY: $(patsubst %.skel.h,%.bpf.o,$(UT_SKELS)) $(patsubst %.skel.h,%.tmp.bpf.o,$(UT_SKELS))
+
+$(UT_OUT)/%.tmp.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(UT_SRC)/umwait-trace.h \
 		| $(UT_OUT) umwait-trace-packages
 	$(CLANG) $(UT_BPF_CFLAGS) -c $< -o $@
 
-$(UT_OUT)/umwait-trace.bpf.o: $(UT_OUT)/umwait-trace.tmp.bpf.o
-	$(BPFTOOL) gen object $@ $<
+# no map allocated while a program runs: the object is checked before it is used
+$(UT_OUT)/%.bpf.o: $(UT_OUT)/%.tmp.bpf.o $(UT_SRC)/check-bpf-maps
+	$(BPFTOOL) gen object $@.tmp $<
+	$(UT_SRC)/check-bpf-maps $@.tmp
+	mv $@.tmp $@
 
-$(UT_OUT)/umwait-trace.skel.h: $(UT_OUT)/umwait-trace.bpf.o
-	$(BPFTOOL) gen skeleton $< name umwait_trace_bpf >$@.tmp && mv $@.tmp $@
+$(UT_OUT)/%.skel.h: $(UT_OUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf >$@.tmp && mv $@.tmp $@
 
-$(UT_OUT)/%.o: $(UT_SRC)/%.c $(UT_HDRS) $(UT_OUT)/umwait-trace.skel.h $(UT_ZYDIS)
+$(UT_OUT)/%.o: $(UT_SRC)/%.c $(UT_HDRS) $(UT_SKELS) $(UT_ZYDIS)
 	$(CC) $(UT_CFLAGS) -c $< -o $@
 
 $(UT_BIN): $(UT_OBJS) $(UT_ZYDIS) | $(BUILD)/tools
@@ -90,7 +98,7 @@ $(UT_BIN): $(UT_OBJS) $(UT_ZYDIS) | $(BUILD)/tools
 UT_MUTANTS := $(patsubst tests/mutants/%.patch,$(BUILD)/tools/umwait-trace-mutant-%,$(wildcard tests/mutants/*.patch))
 
 $(UT_MUTANTS): $(BUILD)/tools/umwait-trace-mutant-%: tests/mutants/%.patch $(wildcard $(UT_SRC)/*.c) \
-		$(UT_HDRS) $(UT_OUT)/umwait-trace.skel.h $(UT_ZYDIS) | $(BUILD)/tools
+		$(UT_HDRS) $(UT_SKELS) $(UT_ZYDIS) | $(BUILD)/tools
 	rm -rf $(UT_OUT)/mutant-$*
 	mkdir -p $(UT_OUT)/mutant-$*
 	cp -r $(UT_SRC) $(UT_OUT)/mutant-$*/

@@ -30,6 +30,7 @@
 #include "umwait-trace.h"
 #include "umwait-trace.skel.h"
 #include "caps.h"
+#include "cgroup.h"
 #include "openmetrics.h"
 #include "residency.h"
 #include "scan.h"
@@ -38,15 +39,17 @@
 static const char doc[] =
 "Count TPAUSE/UMWAIT waits and those the OS time limit cut short (CF=1).\n"
 "\n"
-"USAGE: umwait-trace caps [-p PID] [FILE...] [--all] [--hist] [--exact] [-T] [--format FMT]\n"
-"                         [--json] [--hist-perturbing]\n"
-"                         [-o FILE] [--max-entries N] [--residency MODE]\n"
-"                         [interval [count]]\n"
+"USAGE: umwait-trace caps [-p PID | -t TID] [FILE...] [--all] [--cgroup PATH]\n"
+"                         [--hist] [--exact] [-T] [--format FMT] [--json]\n"
+"                         [--hist-perturbing] [-o FILE] [--max-entries N]\n"
+"                         [--residency MODE] [interval [count]]\n"
 "\n"
 "With FILEs, every process that runs them is traced, also those that start\n"
-"later; with -p PID alone, every executable mapping of that process; with\n"
-"--all, every executable file any process maps, found again each interval\n"
-"(new processes, new libraries).  The\n"
+"later; with -p PID alone, every executable mapping of that process, looked\n"
+"at again each second (a library loaded with dlopen joins); -t TID counts\n"
+"one thread of it; with --all, every executable file any process maps,\n"
+"found again each interval (new processes, new libraries); --cgroup counts\n"
+"only the tasks of a cgroup v2 directory and below.  The\n"
 "totals since attach are printed at the end (Ctrl-C) and on SIGUSR1; with an\n"
 "interval, each interval's counts too.  Where the CPU model has them (Golden\n"
 "Cove and later P-cores), C0.1/C0.2 residency of every CPU follows, from the\n"
@@ -60,7 +63,12 @@ static const char doc[] =
 "    umwait-trace caps --format prometheus -o umwait.prom ./app 15   # node exporter\n";
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Trace this process only (its mappings if no FILE)", 0 },
+	{ "pid", 'p', "PID", 0,
+	  "Trace this process only (its mappings if no FILE, followed as it loads libraries); "
+	  "a thread's ID means its process", 0 },
+	{ "tid", 't', "TID", 0, "Count this thread only (its process's mappings if no FILE)", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0,
+	  "Count only the tasks of this cgroup v2 directory and its descendants", 0 },
 	{ "hist", OPT_HIST, NULL, 0,
 	  "Also log2 histograms per site: cycles each capped wait was denied, and how late each "
 	  "wait that ran to its deadline was seen (from the probe after it: nothing on its path)", 0 },
@@ -119,6 +127,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_ALL:
 		env.all = true;
 		break;
+	case 't':
+		if (parse_long(arg, 1, &v) || v > 4194304)
+			usage_error(state, "invalid TID '%s' (a number from 1 to 4194304)", arg);
+		env.tid = v;
+		break;
+	case OPT_CGROUP:
+		if (!*arg)
+			usage_error(state, "empty cgroup path");
+		env.cgroup = arg;
+		break;
 	case OPT_MAX_ENTRIES:
 		if (parse_long(arg, 1, &env.max_entries) || env.max_entries > 1 << 24)
 			usage_error(state, "invalid number of entries '%s' (1 to %d)", arg, 1 << 24);
@@ -148,11 +166,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		add_file_arg(state, arg);
 		break;
 	case ARGP_KEY_END:
-		if (env.all && (env.pid || env.nr_files))
-			usage_error(state, "--all traces every process's files: no FILE or -p PID with it");
+		if (env.pid && env.tid)
+			usage_error(state, "-p PID or -t TID, not both (-t counts a thread of its process)");
+		if (env.all && (env.pid || env.tid || env.nr_files))
+			usage_error(state, "--all traces every process's files: no FILE, -p or -t with it");
 		if (env.all && !env.interval)
 			usage_error(state, "--all needs an interval (it looks for new files each interval)");
-		if (!env.all)
+		if (!env.all && !env.tid)
 			need_target(state);
 		break;
 	default:
@@ -197,22 +217,93 @@ static void metrics_written(int err)
 	failing = err;
 }
 
-/*
- * --all: the files processes map now that were not scanned yet (new
- * programs, libraries dlopen()ed): their sites join. Waits there before
- * this are not counted.
- */
-static void rescan(void)
+/* Does caps look at the processes' mappings again as it runs: --all, and -p or -t without FILEs */
+static bool looking(void)
 {
-	int first = scan.nr_sites, files;
-	double t = now_seconds();
+	return env.all || (env.pid && !env.nr_files);
+}
 
-	scan_all(&scan);
-	if (scan.nr_sites > first)
-		caps_attach(obj, &scan, first, &files);
+/* what the last look found that caps does not trace, for the reports */
+int anon_exec_regions;
+
+/* What a look found that is not traced: each kind said once */
+static void say_look(void)
+{
+	const struct scan_look *l = &scan.look;
+	static bool anon_said, remote_said, unreadable_said;
+
+	anon_exec_regions = l->anon;
+	if (l->anon && !anon_said) {
+		if (env.all)
+			warn_msg("%d processes have anonymous executable mappings (%d: JIT code, say): "
+				 "TPAUSE/UMWAIT there is not traced", l->anon_procs, l->anon);
+		else
+			warn_msg("process %d has %d anonymous executable mapping%s (JIT code, say): "
+				 "TPAUSE/UMWAIT there is not traced", env.pid, l->anon,
+				 l->anon == 1 ? "" : "s");
+		anon_said = true;
+	}
+	if (l->remote && !remote_said) {
+		warn_msg("%d executable mapping%s on %s (a network or FUSE filesystem) not opened: "
+			 "an open there can hang; TPAUSE/UMWAIT there is not traced", l->remote,
+			 l->remote == 1 ? "" : "s", l->remote_fs);
+		remote_said = true;
+	}
+	if (l->unreadable && !unreadable_said) {
+		warn_msg("cannot read the mappings of %d processes (other users': that takes "
+			 "CAP_SYS_PTRACE): their files are not traced", l->unreadable);
+		unreadable_said = true;
+	}
+}
+
+/*
+ * One more look at the processes' mappings (--all: every process, each
+ * interval; -p, -t: the target, each second).  New files are scanned and
+ * their probes placed (their waits count from then), files whose probes
+ * failed are tried again, and a file no process maps any more is
+ * forgotten: one without sites at once, one with sites, with its probes
+ * and series, after FORGET_LOOKS looks, so that its last counts are still
+ * served a while.
+ */
+static void look(void)
+{
+	int nfiles = scan.nr_files, first = scan.nr_sites, i, files;
+	double t = now_seconds();
+	bool quiet = scan.quiet;
+
+	scan.quiet = true;
+	look_run(&scan, env.all ? 0 : env.pid, env.cgroup);
+	scan.quiet = quiet;
+	for (i = 0; i < scan.nr_files; i++) {
+		const struct scan_file *f = &scan.files[i];
+
+		if (!f->mapped || f->state == FILE_GONE || f->seen)
+			continue;
+		if (!f->nr_sites) {
+			scan_forget(&scan, i);
+		} else if (f->unseen >= FORGET_LOOKS) {
+			if (env.verbose || !env.all)
+				warn_msg("%s: mapped by no process for %d looks: its probes and series "
+					 "are removed", f->path, f->unseen);
+			caps_forget(obj, &scan, i);
+		}
+	}
+	caps_attach(obj, &scan, false, &files);
+	for (i = nfiles; i < scan.nr_files; i++) {
+		const struct scan_file *f = &scan.files[i];
+		int k, n = 0;
+
+		for (k = f->first_site; k < f->first_site + f->nr_sites; k++)
+			n += scan.sites[k].probed;
+		if (f->nr_sites && f->state == FILE_ATTACHED)
+			fprintf(stderr, "%s: %s mapped since caps attached: %d site%s probed\n", UT_NAME,
+				f->path, n, n == 1 ? "" : "s");
+	}
+	say_look();
 	if (env.verbose)
-		warn_msg("--all: %d files known, %d new sites, %.3f s", scan.nr_files,
-			 scan.nr_sites - first, now_seconds() - t);
+		warn_msg("look: %d processes, %d files known, %d new, %d new sites, %.3f s",
+			 scan.look.procs, scan.nr_files, scan.look.new_files, scan.nr_sites - first,
+			 now_seconds() - t);
 }
 
 /* A process exited: its counts leave the BPF map for user space's table */
@@ -242,6 +333,7 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 		if (err)
 			return err;
 	}
+	caps_maps_forget_cgroups();
 	err = snapshot_take(obj, env.hist, &cur);
 	/* metrics are counters: every report has the counts since attach */
 	if (!err && kind == BLOCK_INTERVAL && !FORMAT_METRICS(env.format))
@@ -268,11 +360,12 @@ static int report(enum block kind, double secs, struct snapshot *prev, struct re
 /*
  * Until DEADLINE (monotonic seconds) or a signal, handing exited processes
  * to user space as they go; true at the deadline.  No signal is lost: each
- * ends the wait at once (signals.c).
+ * ends the wait at once (signals.c).  -p and -t look at their process's
+ * mappings each second meanwhile.
  */
 static bool sleep_until(struct loop *l, double deadline)
 {
-	static double calibrated;
+	static double calibrated, looked;
 
 	for (;;) {
 		double now = now_seconds(), left = deadline - now;
@@ -281,6 +374,11 @@ static bool sleep_until(struct loop *l, double deadline)
 		if (now - calibrated >= 1) {
 			tsc_cal_update(obj);
 			calibrated = now;
+		}
+		if (!env.all && looking() && now - looked >= 1) {
+			if (looked)
+				look();
+			looked = now;
 		}
 		if (exiting || dump_requested)
 			return false;
@@ -301,15 +399,27 @@ int cmd_caps(int argc, char **argv)
 	struct bpf_program *prog;
 	struct rlimit rl;
 	double start, tick;
-	int err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0;
-	__u32 batch;
+	int err, rc = EXIT_TROUBLE, attached, nr_files, intervals = 0, cg_fd = -1;
+	__u32 batch, room, zero = 0;
 
 	if (parse_cmdline(&argp, argc, argv))
 		return EXIT_TROUBLE;
 	/* a signal while it loads and attaches ends it once attached */
 	install_signals(true);
-	if (need_root() || need_btf())
+	if (need_uprobe_caps() || need_btf() || need_kernel(true))
 		return EXIT_TROUBLE;
+	if (env.cgroup) {
+		cg_fd = cgroup_open(env.cgroup);
+		if (cg_fd < 0)
+			return EXIT_TROUBLE;
+	}
+	/* which inode each file really is: the kernel's VMAs say */
+	if (look_open()) {
+		if (cg_fd >= 0)
+			close(cg_fd);
+		return EXIT_TROUBLE;
+	}
+	scan.identify = look_identify;
 	/*
 	 * A probe is a file descriptor, and residency takes four per CPU: the
 	 * soft limit (1024) runs out at 256 CPUs. Up to the hard limit, which
@@ -332,7 +442,16 @@ int cmd_caps(int argc, char **argv)
 		goto out;
 	}
 	obj->rodata->targ_tgid = env.pid;
+	obj->rodata->targ_tid = env.tid;
+	obj->rodata->targ_cgroup = cg_fd >= 0;
 	obj->rodata->targ_hist = env.hist;
+	/*
+	 * Preallocated: the histograms of the sites caps may probe, two each,
+	 * and room for the sites of files found later (--all, -p, -t)
+	 */
+	room = scan.nr_sites + (looking() ? 512 : 0);
+	bpf_map__set_max_entries(obj->maps.ohists, 2 * (room ? room : 1));
+	bpf_map__set_max_entries(obj->maps.hists, env.hist ? 2 * (room ? room : 1) : 1);
 	if (env.max_entries) {
 		/* the maps that grow with processes or threads; hists grow with sites */
 		bpf_map__set_max_entries(obj->maps.sites, env.max_entries);
@@ -356,6 +475,10 @@ int cmd_caps(int argc, char **argv)
 		die_msg("cannot load the BPF programs: %s (-v shows libbpf's log)", strerror(-err));
 		goto out;
 	}
+	if (cg_fd >= 0 && bpf_map_update_elem(bpf_map__fd(obj->maps.cgroup_map), &zero, &cg_fd, BPF_ANY)) {
+		die_msg("%s: cannot filter on this cgroup: %s", env.cgroup, strerror(errno));
+		goto out;
+	}
 
 	/* before the sites: a process must not exit unseen while it has counts */
 	obj->links.task_exit = bpf_program__attach(obj->progs.task_exit);
@@ -373,17 +496,19 @@ int cmd_caps(int argc, char **argv)
 		die_msg("cannot wait for signals and exits (signalfd, epoll): %s", strerror(errno));
 		goto out;
 	}
-	attached = caps_attach(obj, &scan, 0, &nr_files);
+	attached = caps_attach(obj, &scan, true, &nr_files);
 	if (attached == -ESRCH) {
 		die_msg("process %d exited before its sites were probed", env.pid);
 		goto out;
 	}
 	if (attached == -ESTALE)
 		goto out;
-	if (attached < 0 || (!attached && !env.all)) {
+	/* --all, -p and -t look again: files whose probes failed are tried again */
+	if (attached < 0 || (!attached && !looking())) {
 		die_msg("no site could be probed");
 		goto out;
 	}
+	say_look();
 	/* the TSC for the waits' outcomes, then every probe in place: they count */
 	if (tsc_cal_update(obj)) {
 		die_msg("cannot calibrate the TSC against CLOCK_MONOTONIC: they do not advance together");
@@ -400,10 +525,11 @@ int cmd_caps(int argc, char **argv)
 		if (err)
 			goto out;
 	}
-	fprintf(stderr, "Attached %d site%s in %d file%s%s. Hit Ctrl-C to end.\n", attached,
+	fprintf(stderr, "Attached %d site%s in %d file%s%s%s%s. Hit Ctrl-C to end.\n", attached,
 		attached == 1 ? "" : "s", nr_files, nr_files == 1 ? "" : "s",
 		env.all ? " (every file any process maps, looked for each interval)" :
-		env.pid ? "" : " (all processes)");
+		env.tid ? " (one thread)" : env.pid ? "" : " (all processes)",
+		env.cgroup ? " in cgroup " : "", env.cgroup ? env.cgroup : "");
 	fflush(stderr);
 
 	start = tick = now_seconds();
@@ -422,7 +548,7 @@ int cmd_caps(int argc, char **argv)
 		if (report(BLOCK_INTERVAL, now_seconds() - tick, &prev, res))
 			goto out;
 		if (env.all)
-			rescan();
+			look();
 		tick += env.interval;
 		if (env.count && ++intervals >= env.count)
 			break;
@@ -443,5 +569,9 @@ out:
 	caps_maps_free();
 	residency_close(res);
 	scan_free(&scan);
+	if (cg_fd >= 0)
+		close(cg_fd);
+	cgroup_free();
+	look_close();
 	return rc;
 }

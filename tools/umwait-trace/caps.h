@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 #include "umwait-trace.h"
@@ -52,7 +53,11 @@ struct caps_extra {
 	uint64_t unended;	/* ended never */
 	uint64_t inflight;	/* not ended yet */
 	uint64_t dropped;
+	int anon;		/* anonymous executable mappings at the last look: not traced */
 };
+
+/* caps.c: what the last look found in anonymous executable mappings */
+extern int anon_exec_regions;
 
 enum block { BLOCK_INTERVAL, BLOCK_TOTAL };
 
@@ -65,6 +70,8 @@ void snapshot_total(struct snapshot *cur);
 void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x);
 int caps_fold(struct umwait_trace_bpf *obj, int nr_sites, uint32_t tgid);
 int caps_sweep(struct umwait_trace_bpf *obj, int nr_sites);
+void caps_maps_forget(int first_site, int nr_sites);
+void caps_maps_forget_cgroups(void);
 void caps_maps_free(void);
 
 /* caps_tsc.c */
@@ -80,9 +87,16 @@ void caps_print(enum block kind, double secs, const struct scan *scan,
 int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 		     const struct caps_extra *x, const struct residency *res, time_t start);
 
+/* caps_look.c: the files processes map, as the kernel has them */
+int look_open(void);
+void look_close(void);
+int look_identify(int fd, dev_t *dev, ino_t *ino);
+int look_run(struct scan *s, pid_t tgid, const char *cgroup);
+
 /* caps_attach.c */
 int caps_scan_targets(struct scan *scan);
-int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, int first, int *nr_files);
+int caps_attach(struct umwait_trace_bpf *obj, struct scan *scan, bool first, int *nr_files);
+void caps_forget(struct umwait_trace_bpf *obj, struct scan *scan, int file);
 void caps_detach(void);
 
 #endif /* UT_CAPS_H */

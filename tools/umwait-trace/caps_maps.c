@@ -15,6 +15,8 @@
 #include "umwait-trace.h"
 #include "umwait-trace.skel.h"
 #include "caps.h"
+#include "cgroup.h"
+#include "scan.h"
 #include "ut.h"
 
 static int row_cmp(const void *a, const void *b)
@@ -187,6 +189,9 @@ static uint32_t retired_key(const struct row *r)
 		return r->key.tgid;
 	for (i = 0; i < sizeof(r->val.exe) && r->val.exe[i]; i++)
 		h = (h ^ (unsigned char)r->val.exe[i]) * 16777619u;
+	/* and its cgroup's: a series per container */
+	for (i = 0; i < sizeof(r->val.cgroup); i++)
+		h = (h ^ (unsigned char)(r->val.cgroup >> (8 * i))) * 16777619u;
 	return 0x80000000u | (h & 0x7fffffffu);
 }
 
@@ -238,6 +243,72 @@ int caps_sweep(struct umwait_trace_bpf *obj, int nr_sites)
 		err = caps_fold(obj, nr_sites, gone[i]);
 	free(gone);
 	return err;
+}
+
+/* keep the retired rows for which KEEP(row, ARG) holds */
+static void retired_filter(bool (*keep)(const struct row *r, const void *arg), const void *arg)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nr_retired; i++)
+		if (keep(&retired[i], arg))
+			retired[n++] = retired[i];
+	nr_retired = n;
+}
+
+static bool outside_sites(const struct row *r, const void *arg)
+{
+	const int *range = arg;
+
+	return r->key.site < (uint32_t)range[0] || r->key.site >= (uint32_t)(range[0] + range[1]);
+}
+
+/*
+ * The sites [FIRST, FIRST + N) of a file no process maps any more: their
+ * series leave the metrics. Text and JSON keep their counts in the totals.
+ */
+void caps_maps_forget(int first, int n)
+{
+	int range[2] = { first, n };
+
+	if (FORMAT_METRICS(env.format))
+		retired_filter(outside_sites, range);
+}
+
+static bool cgroup_there(const struct row *r, const void *arg)
+{
+	(void)arg;
+	return cgroup_gone(r->val.cgroup) < FORGET_LOOKS;
+}
+
+/*
+ * At each report: the cgroups' labels looked up again, and in the metrics
+ * the series of a cgroup removed FORGET_LOOKS reports ago forgotten (the
+ * tasks of a cgroup that exists are in the live rows, never forgotten)
+ */
+void caps_maps_forget_cgroups(void)
+{
+	uint64_t *gone = NULL, *v;
+	int i, n = 0;
+
+	cgroup_round(FORMAT_METRICS(env.format) && nr_retired);
+	if (!FORMAT_METRICS(env.format))
+		return;
+	for (i = 0; i < nr_retired; i++) {
+		if (cgroup_gone(retired[i].val.cgroup) < FORGET_LOOKS)
+			continue;
+		v = realloc(gone, (n + 1) * sizeof(*gone));
+		if (!v)
+			break;
+		gone = v;
+		gone[n++] = retired[i].val.cgroup;
+	}
+	if (!n)
+		return;
+	retired_filter(cgroup_there, NULL);
+	for (i = 0; i < n; i++)
+		cgroup_forget(gone[i]);
+	free(gone);
 }
 
 void caps_maps_free(void)
@@ -347,4 +418,5 @@ void caps_extra_read(struct umwait_trace_bpf *obj, struct caps_extra *x)
 	x->inflight = obj->bss->inflight;
 	x->dropped = obj->bss->dropped_counts + obj->bss->dropped_starts +
 		     obj->bss->dropped_jumps;
+	x->anon = anon_exec_regions;
 }

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "caps.h"
+#include "cgroup.h"
 #include "openmetrics.h"
 #include "residency.h"
 #include "scan.h"
@@ -47,6 +49,21 @@ static void json_site(FILE *f, const struct scan *scan, uint32_t idx)
 		s->exact ? "true" : "false", s->exact_capped ? "true" : "false",
 		s->perturbs ? "true" : "false");
 	json_str(f, s->why);
+	/* the file as /proc/PID/maps names it: one file however many paths reach it */
+	fprintf(f, ", \"inode\": \"%02x:%02x %llu\"", major(scan->files[s->file].dev),
+		minor(scan->files[s->file].dev), (unsigned long long)scan->files[s->file].ino);
+}
+
+/* a row's cgroup: its path under the cgroup v2 mount, null for the root cgroup */
+static void json_cgroup(FILE *f, uint64_t id)
+{
+	const char *cg = cgroup_label(id);
+
+	fprintf(f, ", \"cgroup\": ");
+	if (cg)
+		json_str(f, cg);
+	else
+		fprintf(f, "null");
 }
 
 
@@ -335,6 +352,7 @@ static void print_json(enum block kind, double secs, const struct scan *scan,
 		json_str(stdout, s->rows[i].val.comm);
 		printf(", ");
 		json_site(stdout, scan, s->rows[i].key.site);
+		json_cgroup(stdout, s->rows[i].val.cgroup);
 		printf(", \"waits\": %llu, \"capped\": %llu, ",
 		       (unsigned long long)s->rows[i].val.waits,
 		       (unsigned long long)s->rows[i].val.capped);
@@ -355,8 +373,9 @@ static void print_json(enum block kind, double secs, const struct scan *scan,
 		}
 		printf("]");
 	}
-	printf(", \"unpaired\": %llu, \"unended\": %llu", (unsigned long long)x->unpaired,
-	       (unsigned long long)(x->unended + x->inflight));
+	printf(", \"unpaired\": %llu, \"unended\": %llu, \"anon_exec_mappings\": %d",
+	       (unsigned long long)x->unpaired, (unsigned long long)(x->unended + x->inflight),
+	       x->anon);
 	printf(", \"residency\": ");
 	residency_json(stdout, res, kind == BLOCK_TOTAL);
 	printf(", \"dropped\": %llu}\n", (unsigned long long)x->dropped);
@@ -433,15 +452,6 @@ void caps_print(enum block kind, double secs, const struct scan *scan,
 	fflush(stdout);
 }
 
-static int by_site_exe(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (x->key.site != y->key.site)
-		return x->key.site < y->key.site ? -1 : 1;
-	return strncmp(x->val.exe, y->val.exe, sizeof(x->val.exe));
-}
-
 static struct om_site om_site_of(const struct scan *scan, uint32_t idx)
 {
 	const struct site *site = site_of(scan, idx);
@@ -454,51 +464,86 @@ static struct om_site om_site_of(const struct scan *scan, uint32_t idx)
 	};
 }
 
+static int strcmp_null(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") ?: (!a) - (!b);
+}
+
+/* series by their label sets: equal ones are one series */
+static int om_site_cmp(const void *a, const void *b)
+{
+	const struct om_site *x = a, *y = b;
+	int c;
+
+	if (env.per_pid && x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if ((c = strcmp_null(env.per_pid ? x->comm : NULL, env.per_pid ? y->comm : NULL)) ||
+	    (c = strcmp(x->exe, y->exe)) || (c = strcmp(x->file, y->file)))
+		return c;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	if ((c = strcmp(x->symbol, y->symbol)) || (c = strcmp(x->insn, y->insn)))
+		return c;
+	return strcmp_null(x->cgroup, y->cgroup);
+}
+
+static void om_site_add(struct om_site *d, const struct om_site *s)
+{
+	d->waits += s->waits;
+	d->capped += s->capped;
+	d->deadline += s->deadline;
+	d->early += s->early;
+	d->past += s->past;
+}
+
+/* Is site IDX still probed, or counted before its file was forgotten */
+static bool site_gone(const struct scan *scan, uint32_t idx)
+{
+	const struct site *site = site_of(scan, idx);
+
+	return site && scan->files[site->file].state == FILE_GONE;
+}
+
 /*
- * Metrics: S holds every count since attach (START); a series per site and
- * executable, summed over its processes (with --per-pid, per process and
- * site); 0 or EXIT_TROUBLE.  A counting site no process has waited at yet
- * has its series too, exe="" and 0: a rate() over it starts from its first
- * wait, and a site that never waits is told from one caps does not count.
+ * Metrics: S holds every count since attach (START); a series per site,
+ * executable and cgroup, summed over its processes (with --per-pid, per
+ * process and site); 0 or EXIT_TROUBLE.  A counting site no process has
+ * waited at yet has its series too, exe="" and 0: a rate() over it starts
+ * from its first wait, and a site that never waits is told from one caps
+ * does not count.  A file no process maps any more has no series left.
+ * Series whose labels would be the same (two files, say two copies of one
+ * library, seen at one path in two mount namespaces of one cgroup) are one
+ * series, their sum: each label set is written once.
  */
 int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 		     const struct caps_extra *x, const struct residency *res, time_t start)
 {
 	struct om_site *sites = calloc(s->n + scan->nr_sites + 1, sizeof(*sites));
-	struct row *rows = malloc((s->n + 1) * sizeof(*rows));
 	bool *seen = calloc(scan->nr_sites + 1, sizeof(*seen));
 	struct om_caps c = {
 		.sites = sites, .res = res, .start_time = start, .unpaired = x->unpaired,
 		.unended = x->unended, .inflight = x->inflight, .dropped = x->dropped,
+		.anon = x->anon,
 	};
-	int i, n = 0, err;
+	int i, n = 0, m = 0, err;
 
-	if (!sites || !rows || !seen) {
+	if (!sites || !seen) {
 		free(sites);
-		free(rows);
 		free(seen);
 		return EXIT_TROUBLE;
 	}
-	memcpy(rows, s->rows, s->n * sizeof(*rows));
-	if (!env.per_pid && s->n)
-		qsort(rows, s->n, sizeof(*rows), by_site_exe);
 	for (i = 0; i < s->n; i++) {
-		const struct row *r = &rows[i];
+		const struct row *r = &s->rows[i];
 
+		if (site_gone(scan, r->key.site))
+			continue;
 		if (r->key.site < (uint32_t)scan->nr_sites)
 			seen[r->key.site] = true;
-		if (!env.per_pid && n && !by_site_exe(&rows[i - 1], r)) {
-			sites[n - 1].waits += r->val.waits;
-			sites[n - 1].capped += r->val.capped;
-			sites[n - 1].deadline += r->val.deadline;
-			sites[n - 1].early += r->val.early;
-			sites[n - 1].past += r->val.past;
-			continue;
-		}
 		sites[n] = om_site_of(scan, r->key.site);
 		sites[n].pid = r->key.tgid;
 		sites[n].comm = r->val.comm;
 		sites[n].exe = r->val.exe;
+		sites[n].cgroup = cgroup_label(r->val.cgroup);
 		sites[n].waits = r->val.waits;
 		sites[n].capped = r->val.capped;
 		sites[n].deadline = r->val.deadline;
@@ -512,10 +557,18 @@ int caps_openmetrics(const struct scan *scan, const struct snapshot *s,
 		sites[n] = om_site_of(scan, i);
 		sites[n++].exe = "";
 	}
-	c.nr_sites = n;
+	/* one series per label set */
+	if (n)
+		qsort(sites, n, sizeof(*sites), om_site_cmp);
+	for (i = 0; i < n; i++) {
+		if (m && !om_site_cmp(&sites[m - 1], &sites[i]))
+			om_site_add(&sites[m - 1], &sites[i]);
+		else
+			sites[m++] = sites[i];
+	}
+	c.nr_sites = m;
 	err = om_caps(&c);
 	free(sites);
-	free(rows);
 	free(seen);
 	return err;
 }

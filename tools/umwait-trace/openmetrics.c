@@ -175,6 +175,8 @@ static char *site_labels(const struct om_site *s)
 	label(f, "offset", num, false);
 	label(f, "symbol", s->symbol, false);
 	label(f, "insn", s->insn, false);
+	if (s->cgroup)
+		label(f, "cgroup", s->cgroup, false);
 	fputc('}', f);
 	if (fclose(f)) {
 		free(buf);
@@ -260,6 +262,10 @@ static void render_caps(FILE *f, const void *arg)
 	fprintf(f, "umwait_inflight %llu\n", (unsigned long long)c->inflight);
 	family(f, "umwait_dropped", "counter", "Waits not counted or not timed because a BPF map was full.");
 	counter(f, "umwait_dropped", "", c->dropped);
+	family(f, "umwait_anon_exec_mappings", "gauge",
+	       "Anonymous executable mappings (JIT code) of the traced processes at the last look: "
+	       "TPAUSE/UMWAIT there is not traced.");
+	fprintf(f, "umwait_anon_exec_mappings %d\n", c->anon);
 	family(f, "umwait_caps_start_time_seconds", "gauge",
 	       "When umwait-trace caps attached, in seconds since the epoch: the counters start at 0 then.");
 	fprintf(f, "umwait_caps_start_time_seconds %lld\n", (long long)c->start_time);

@@ -22,6 +22,7 @@ struct om_site {
 	uint64_t offset;	/* file offset of the TPAUSE/UMWAIT */
 	const char *symbol;
 	const char *insn;
+	const char *cgroup;	/* its cgroup's path, NULL for the root cgroup: no label */
 	uint64_t waits;
 	uint64_t capped;
 	uint64_t deadline;	/* the outcomes (umwait-trace.h): with capped, they add up to waits */
@@ -36,6 +37,7 @@ struct om_caps {
 	uint64_t unended;	/* since attach: ended never */
 	uint64_t inflight;	/* now: not ended yet */
 	uint64_t dropped;	/* since attach */
+	int anon;		/* anonymous executable mappings at the last look */
 	time_t start_time;	/* attach */
 	const struct residency *res;
 };

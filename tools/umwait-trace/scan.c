@@ -11,8 +11,13 @@
  *
  * Offsets are file offsets, which is what uprobes take; vaddr is the
  * address in the file's own layout, which is what objdump prints.
+ *
+ * A file is the real inode a uprobe binds, known by the device and inode
+ * /proc/PID/maps prints (scan_identity() finds them for a descriptor): the
+ * same file through two overlay mounts is one.  Its descriptor stays open
+ * until caps has placed its probes through it.  scan_proc.c reads the
+ * processes' mappings.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -21,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "scan_int.h"
@@ -30,7 +37,8 @@
 /*
  * caps --all scans whatever every process maps: a process that exits, a
  * file that cannot be read, are nothing to say there. The scanner's
- * messages go through say() and note(), which are silent then.
+ * messages go through say() and note(), which are silent then (scan.quiet,
+ * copied here by each entry point).
  */
 static bool quiet;
 
@@ -58,21 +66,171 @@ static bool inside(uint64_t off, uint64_t size, uint64_t file_size)
 	return off <= file_size && size <= file_size - off;
 }
 
-static int add_file(struct scan *s, const char *shown, const char *attach, const struct stat *st)
+/* ---- the files known, by real device and inode ---- */
+
+static unsigned int id_hash(dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)dev * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)ino * 0xc2b2ae3d27d4eb4fULL);
+
+	return (unsigned int)(h ^ (h >> 29));
+}
+
+/* FILE into the table; false without memory */
+static bool id_add(struct scan *s, int file);
+
+static bool id_grow(struct scan *s)
+{
+	int *old = s->ids, cap = s->cap_ids, i;
+
+	s->cap_ids = cap ? cap * 2 : 256;
+	s->ids = calloc(s->cap_ids, sizeof(*s->ids));
+	if (!s->ids) {
+		s->ids = old;
+		s->cap_ids = cap;
+		return false;
+	}
+	s->used_ids = 0;
+	for (i = 0; i < cap; i++)
+		if (old[i] > 0)
+			id_add(s, old[i] - 1);
+	free(old);
+	return true;
+}
+
+static bool id_add(struct scan *s, int file)
+{
+	const struct scan_file *f = &s->files[file];
+	unsigned int i;
+
+	if ((s->used_ids + 1) * 2 > s->cap_ids && !id_grow(s))
+		return false;
+	for (i = id_hash(f->dev, f->ino) & (s->cap_ids - 1); s->ids[i] > 0; i = (i + 1) & (s->cap_ids - 1))
+		;
+	if (!s->ids[i])
+		s->used_ids++;
+	s->ids[i] = file + 1;
+	return true;
+}
+
+/* the slot of (DEV, INO), or -1 */
+static int id_slot(const struct scan *s, dev_t dev, ino_t ino)
+{
+	unsigned int i;
+
+	if (!s->cap_ids)
+		return -1;
+	for (i = id_hash(dev, ino) & (s->cap_ids - 1); s->ids[i]; i = (i + 1) & (s->cap_ids - 1)) {
+		const struct scan_file *f;
+
+		if (s->ids[i] < 0)
+			continue;
+		f = &s->files[s->ids[i] - 1];
+		if (f->dev == dev && f->ino == ino)
+			return i;
+	}
+	return -1;
+}
+
+int scan_lookup(const struct scan *s, dev_t dev, ino_t ino)
+{
+	int i = id_slot(s, dev, ino);
+
+	return i < 0 ? -1 : s->ids[i] - 1;
+}
+
+void scan_close(struct scan *s, int file)
+{
+	if (s->files[file].fd >= 0)
+		close(s->files[file].fd);
+	s->files[file].fd = -1;
+}
+
+void scan_forget(struct scan *s, int file)
+{
+	struct scan_file *f = &s->files[file];
+	int i = id_slot(s, f->dev, f->ino), k;
+
+	if (i >= 0 && s->ids[i] == file + 1)
+		s->ids[i] = -1;
+	scan_close(s, file);
+	for (k = f->first_site; k < f->first_site + f->nr_sites; k++)
+		s->sites[k].probed = false;
+	f->state = FILE_GONE;
+}
+
+static int add_file(struct scan *s, const char *shown, int fd, dev_t dev, ino_t ino)
 {
 	struct scan_file *f;
 
 	if (!scan_grow((void **)&s->files, &s->cap_files, s->nr_files, sizeof(*s->files)))
 		return -ENOMEM;
 	f = &s->files[s->nr_files];
-	*f = (struct scan_file){ .path = strdup(shown), .attach = strdup(attach),
-				 .dev = st->st_dev, .ino = st->st_ino };
-	if (!f->path || !f->attach) {
+	*f = (struct scan_file){ .path = strdup(shown), .fd = fd, .dev = dev, .ino = ino,
+				 .first_site = s->nr_sites };
+	if (!f->path || !id_add(s, s->nr_files)) {
 		free(f->path);
-		free(f->attach);
 		return -ENOMEM;
 	}
 	return s->nr_files++;
+}
+
+/*
+ * The real file behind FD.  fstat() through an overlay mount gives the
+ * overlay's device (another one per mount) while a uprobe binds, and a
+ * mapping shows, the layer's inode: map one page of it (never read: another
+ * tracer's uprobes show as int3s there) and read the device and inode our
+ * own /proc/self/maps prints for it.  Without a mapping (a descriptor
+ * limit, a file that cannot be mapped), fstat()'s, which is right for every
+ * file not on overlayfs.
+ */
+int scan_identity(int fd, dev_t *dev, ino_t *ino)
+{
+	char buf[8192];
+	struct stat st;
+	void *p;
+	int mfd;
+
+	if (fstat(fd, &st))
+		return -errno;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (mfd >= 0) {
+		size_t have = 0;
+		ssize_t n;
+		bool found = false;
+
+		/* line by line, a buffer at a time: our own maps are a few dozen lines */
+		while (!found && (n = read(mfd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+			char *nl, *b = buf;
+
+			have += n;
+			buf[have] = '\0';
+			while (!found && (nl = strchr(b, '\n'))) {
+				unsigned long start, maj, min;
+				unsigned long long inode;
+
+				*nl = '\0';
+				if (sscanf(b, "%lx-%*x %*s %*x %lx:%lx %llu", &start, &maj, &min, &inode) == 4 &&
+				    start == (unsigned long)p) {
+					*dev = makedev(maj, min);
+					*ino = inode;
+					found = true;
+				}
+				b = nl + 1;
+			}
+			have -= b - buf;
+			memmove(buf, b, have);
+			if (have == sizeof(buf) - 1)
+				have = 0;	/* a line longer than the buffer: no mapping of ours */
+		}
+		close(mfd);
+	}
+	munmap(p, 4096);
+	return 0;
 }
 
 /* Whether BUF[I] (0F of 0F AE F0-F7) has a 66 or F2 among the prefixes before it */
@@ -270,24 +428,31 @@ corrupt:
 	return -ENOEXEC;
 }
 
-int scan_elf(struct scan *s, const char *shown, const char *attach)
+/*
+ * Scan the file open as FD (its real device and inode DEV, INO, not known
+ * yet), SHOWN by that name: it becomes a known file whatever it holds, so
+ * that it is not opened again.  FD is the file's from here on: kept open
+ * while the file has sites (caps attaches through it), else closed.  The
+ * number of sites, or a negative errno (said).
+ */
+int scan_fd(struct scan *s, const char *shown, int fd, dev_t dev, ino_t ino)
 {
 	struct image im = {};
 	uint8_t *buf = NULL;
 	size_t size = 0;
 	struct stat st;
-	int fd, file, i, err;
+	int file = -1, err;
 
-	/* O_NONBLOCK: a FIFO named as a file must not hang the scan */
-	fd = open(attach, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		err = -errno;
-		say("cannot open %s: %s", shown, strerror(errno));
-		return err;
-	}
+	quiet = s->quiet;
 	if (fstat(fd, &st)) {
 		err = -errno;
 		say("cannot read %s: %s", shown, strerror(errno));
+		goto out;
+	}
+	/* known from here on, whatever it holds: a look skips it without opening it */
+	file = add_file(s, shown, fd, dev, ino);
+	if (file < 0) {
+		err = file;
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -295,31 +460,12 @@ int scan_elf(struct scan *s, const char *shown, const char *attach)
 		say("%s: not a regular file%s", shown, S_ISDIR(st.st_mode) ? " (a directory)" : "");
 		goto out;
 	}
-	/* a symbolic or hard link, or the same name twice: one file, one set of probes */
-	for (i = 0; i < s->nr_files; i++) {
-		if (s->files[i].dev == st.st_dev && s->files[i].ino == st.st_ino) {
-			if (strcmp(s->files[i].path, shown))
-				note("%s is %s (the same device and inode): scanned and traced once",
-					 shown, s->files[i].path);
-			else
-				note("%s is named more than once: scanned and traced once", shown);
-			err = 0;
-			goto out;
-		}
-	}
 	elf_version(EV_CURRENT);
 	err = check_elf(fd, shown, st.st_size);
 	if (err)
 		goto out;
 	err = any_candidate(fd, shown, st.st_size);
-	if (err < 0)
-		goto out;
-	file = add_file(s, shown, attach, &st);
-	if (file < 0) {
-		err = file;
-		goto out;
-	}
-	if (!err)
+	if (err <= 0)
 		goto out;	/* no site: done without decoding anything */
 	/*
 	 * read(), never mmap(): a uprobe registered on this file (another
@@ -347,8 +493,51 @@ out:
 	if (im.elf)
 		elf_end(im.elf);
 	free(buf);
-	close(fd);
+	if (file < 0)
+		close(fd);
+	else if (err <= 0 || !s->files[file].nr_sites) {
+		/* nothing to probe there: known, never opened again */
+		scan_close(s, file);
+		s->files[file].state = FILE_ATTACHED;
+	}
 	return err;
+}
+
+int scan_elf(struct scan *s, const char *shown, const char *path)
+{
+	dev_t dev;
+	ino_t ino;
+	int fd, file, err;
+
+	quiet = s->quiet;
+	/* O_NONBLOCK: a FIFO named as a file must not hang the scan */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		err = -errno;
+		say("cannot open %s: %s", shown, strerror(errno));
+		return err;
+	}
+	err = (s->identify ? s->identify : scan_identity)(fd, &dev, &ino);
+	if (err) {
+		say("cannot read %s: %s", shown, strerror(-err));
+		close(fd);
+		return err;
+	}
+	/*
+	 * a symbolic or hard link, the same name twice, or the same file
+	 * through two overlay mounts: one file, one set of probes
+	 */
+	file = scan_lookup(s, dev, ino);
+	if (file >= 0) {
+		if (strcmp(s->files[file].path, shown))
+			note("%s is %s (the same file: device and inode): scanned and traced once",
+			     shown, s->files[file].path);
+		else
+			note("%s is named more than once: scanned and traced once", shown);
+		close(fd);
+		return 0;
+	}
+	return scan_fd(s, shown, fd, dev, ino);
 }
 
 /*
@@ -388,6 +577,7 @@ int scan_file_arg(struct scan *s, const char *arg)
 	char found[PATH_MAX], *abs;
 	int n;
 
+	quiet = s->quiet;
 	/* a path: the scanner and libbpf both take it relative to the cwd */
 	if (strchr(arg, '/'))
 		return scan_elf(s, arg, arg);
@@ -416,108 +606,18 @@ int scan_file_arg(struct scan *s, const char *arg)
 	return n;
 }
 
-int scan_changed(const struct scan *s, int file)
-{
-	const struct scan_file *f = &s->files[file];
-	struct stat st;
-
-	if (stat(f->attach, &st))
-		return -errno;
-	return st.st_dev != f->dev || st.st_ino != f->ino;
-}
-
-int scan_pid(struct scan *s, pid_t pid)
-{
-	char maps[64], line[PATH_MAX + 256];
-	int found = 0, n;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
-	if (!f) {
-		n = errno;
-		if (n == ENOENT || n == ESRCH)
-			say("no process with PID %d", pid);
-		else
-			say("cannot read %s: %s", maps, strerror(n));
-		return n == ENOENT ? -ESRCH : -n;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char perms[8], range[64], *path, attach[PATH_MAX + 64];
-		size_t len;
-
-		if (sscanf(line, "%63s %7s", range, perms) != 2 || perms[2] != 'x')
-			continue;
-		path = strchr(line, '/');
-		if (!path)
-			continue;	/* [vdso], [vsyscall], anonymous */
-		len = strlen(path);
-		if (len && path[len - 1] == '\n')
-			path[--len] = '\0';
-		if (len > 10 && !strcmp(path + len - 10, " (deleted)")) {
-			unsigned long start = 0, end = 0;
-
-			/*
-			 * Replaced under the running process (a library upgrade):
-			 * the mapping still reaches the old file, as map_files'
-			 * "%lx-%lx" (maps pads to 8 digits: a non-PIE program's
-			 * 00401000 is map_files' 401000).
-			 */
-			sscanf(range, "%lx-%lx", &start, &end);
-			snprintf(attach, sizeof(attach), "/proc/%d/map_files/%lx-%lx", pid, start,
-				 end);
-			n = scan_elf(s, path, attach);
-			if (n >= 0 && s->nr_files && !strcmp(s->files[s->nr_files - 1].attach, attach))
-				note("%s: deleted since %d mapped it: traced through %s", path,
-					 pid, attach);
-		} else {
-			/* the file as the process sees it, even from another mount namespace */
-			snprintf(attach, sizeof(attach), "/proc/%d/root%s", pid, path);
-			n = scan_elf(s, path, attach);
-		}
-		if (n > 0)
-			found += n;
-	}
-	fclose(f);
-	return found;
-}
-
-int scan_all(struct scan *s)
-{
-	struct dirent *de;
-	int found = 0, n;
-	DIR *d = opendir("/proc");
-
-	if (!d) {
-		die_msg("cannot read /proc: %s", strerror(errno));
-		return -errno;
-	}
-	quiet = true;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 0)
-			continue;
-		n = scan_pid(s, pid);
-		if (n > 0)
-			found += n;
-	}
-	quiet = false;
-	closedir(d);
-	return found;
-}
-
 void scan_free(struct scan *s)
 {
 	int i;
 
 	for (i = 0; i < s->nr_files; i++) {
+		scan_close(s, i);
 		free(s->files[i].path);
-		free(s->files[i].attach);
 	}
 	free(s->files);
 	free(s->sites);
 	free(s->arrivals);
+	free(s->ids);
+	free(s->fs);
 	*s = (struct scan){};
 }

@@ -70,13 +70,51 @@ struct site {
 	char symbol[160];	/* "name+0xoff", "func@0xSTART+0xoff" (unwind info), or "" */
 };
 
+/*
+ * What became of a file's probes (caps_attach.c); the scanner leaves a file
+ * FILE_SCANNED with its descriptor open.
+ */
+enum file_state {
+	FILE_SCANNED,		/* scanned, probes not placed yet: its descriptor is open */
+	FILE_ATTACHED,		/* its probes are placed (or it has no site): descriptor closed */
+	FILE_RETRY,		/* its probes could not all be placed: tried again at the next look */
+	FILE_GONE,		/* no process maps it any more: forgotten, probes and series */
+};
+
+/*
+ * A file is the inode the kernel probes: a uprobe binds the real inode a
+ * path resolves to (on overlayfs the lower or upper layer's, d_real_inode()),
+ * which /proc/PID/maps prints as "dev inode" while stat() through each
+ * overlay mount gives another st_dev.  One file, one set of sites and
+ * probes, however many paths, mounts or containers it is seen through.
+ */
 struct scan_file {
-	char *path;		/* as the user or /proc/PID/maps named it */
-	char *attach;		/* the path to open (e.g. through /proc/PID/root) */
-	dev_t dev;		/* the file that was scanned */
+	char *path;		/* as the user or /proc/PID/maps named it (the first seen) */
+	int fd;			/* the scan's descriptor, kept until the probes are placed
+				 * through /proc/self/fd/N (the very inode scanned); -1 after */
+	dev_t dev;		/* the real file: /proc/PID/maps' dev and inode */
 	ino_t ino;
+	int first_site;		/* its sites: scan.sites[first_site, first_site + nr_sites) */
 	int nr_sites;
+	enum file_state state;
+	bool mapped;		/* found in a process's mappings: forgotten when none maps it */
+	bool seen;		/* mapped by some process at the current look */
+	int unseen;		/* looks in a row that found no process mapping it */
 	bool no_symbols;	/* decoded by program headers: no symbol table */
+};
+
+struct fs_type;
+
+/* What one look at the processes' mappings found (scan_look_begin() clears it) */
+struct scan_look {
+	int procs;		/* processes whose mappings were read */
+	int unreadable;		/* processes whose mappings could not be read (EACCES) */
+	int new_files;		/* files scanned for the first time */
+	int anon;		/* anonymous executable mappings (JIT code): not traced */
+	int anon_procs;		/* processes with one or more */
+	int remote;		/* file mappings on a network or FUSE filesystem: not opened */
+	const char *remote_fs;	/* the type of one of them */
+	int replaced;		/* opened a file that is not the one mapped (renamed over): not scanned */
 };
 
 struct scan {
@@ -87,46 +125,83 @@ struct scan {
 	struct arrival *arrivals;
 	int nr_arrivals, cap_arrivals;
 	bool exact_mode;	/* --exact: probe branches on a wait's path too */
+	bool quiet;		/* caps' looks at every process: nothing to say of one that fails */
+	int *ids;		/* (dev, inode) -> file index + 1: open addressing, 0 free, -1 removed */
+	int cap_ids, used_ids;
+	struct scan_look look;
+	struct fs_type *fs;	/* device -> filesystem type, for the current look */
+	int nr_fs, cap_fs;
+	/* the real device and inode of an open file; NULL: scan_identity() */
+	int (*identify)(int fd, dev_t *dev, ino_t *ino);
 };
+
+/* How many looks in a row may find a file with sites unmapped before it is forgotten */
+#define FORGET_LOOKS	4
 
 /*
  * Decode the executable sections of PATH (its executable PT_LOAD segments
  * when it has no section headers) and add every TPAUSE/UMWAIT to S, with
- * how its arrivals are told apart.  ATTACH is the name to open, SHOWN the one
- * to print.  A file already scanned (same device and inode) is said once and
- * not scanned again.  Returns the number of sites found, or a negative errno
- * with a message already printed.
+ * how its arrivals are told apart.  SHOWN is the name to print.  A file
+ * already known (the same real device and inode) is said once and not
+ * scanned again.  The file's descriptor stays open in S while it has sites
+ * (caps attaches through it).  Returns the number of sites found, or a
+ * negative errno with a message already printed.
  */
-int scan_elf(struct scan *s, const char *shown, const char *attach);
+int scan_elf(struct scan *s, const char *shown, const char *path);
 
 /*
  * A FILE argument: a path is taken as it is; a bare name is the file of that
  * name in the current directory, or else the one libbpf would find for it
- * ($PATH, or the library directories for a .so), made absolute so that the
- * uprobe goes where the scanner looked.  Returns as scan_elf().
+ * ($PATH, or the library directories for a .so).  Returns as scan_elf().
  */
 int scan_file_arg(struct scan *s, const char *arg);
 
 /*
- * 1 if FILE's attach path now names another file than the one scanned
- * (device or inode differ), 0 if the same, a negative errno if it is gone.
+ * The real device and inode of the file open as FD: what a uprobe through
+ * /proc/self/fd/FD binds (on overlayfs, not what fstat() says), from what
+ * /proc/self/maps prints for a mapping of it: the layer's inode in Linux
+ * 6.1, the overlay's in 6.12 (caps asks the kernel's VMAs instead:
+ * scan.identify).
+ * 0, or a negative errno.
  */
-int scan_changed(const struct scan *s, int file);
+int scan_identity(int fd, dev_t *dev, ino_t *ino);
+
+/* The index of the known file (DEV, INO), or -1 */
+int scan_lookup(const struct scan *s, dev_t dev, ino_t ino);
+
+/* FILE's descriptor is no longer needed (its probes are placed) */
+void scan_close(struct scan *s, int file);
 
 /*
- * The executable file mappings of PID, each file scanned once; a mapping
- * whose file was deleted (a library replaced under a running process) is
- * reached through /proc/PID/map_files/.
+ * Forget FILE: no process maps it any more. Its sites stay (their indexes
+ * are probes' cookies) but are no longer probed; the same device and inode
+ * seen again is a new file.
+ */
+void scan_forget(struct scan *s, int file);
+
+/*
+ * One look at processes' mappings: scan_look_begin(), scan_pid() for each
+ * process, scan_look_end().  A file mapped by none of them since the last
+ * look counts one more unseen look (scan_file.unseen).
+ */
+void scan_look_begin(struct scan *s);
+void scan_look_end(struct scan *s);
+
+/*
+ * The executable file mappings of PID, each new file scanned once.  A file
+ * is known by the device and inode maps prints, and skipped without being
+ * opened when known; a new one is opened through /proc/PID/map_files/ (or,
+ * where that is refused, /proc/PID/root/PATH) and scanned only if what was
+ * opened is the very inode mapped.  Files on network or FUSE filesystems are
+ * never opened (an open of a dead server's file hangs).  A known file whose
+ * probes are to be tried again (FILE_RETRY) is opened the same way.  The
+ * number of sites added, or a negative errno (the process is gone, or its
+ * mappings cannot be read; said unless quiet).
  */
 int scan_pid(struct scan *s, pid_t pid);
 
-/*
- * Every executable file every process maps (/proc/PID/maps), each file
- * scanned once however many map it (device and inode: a file scanned
- * before is not read again), quietly: a process that exits meanwhile, a
- * file that cannot be read, are skipped. The number of sites added.
- */
-int scan_all(struct scan *s);
+/* The process a thread (or process) ID belongs to: its Tgid; -1 if there is none */
+pid_t scan_tgid(pid_t tid);
 
 void scan_free(struct scan *s);
 

@@ -100,6 +100,15 @@ int cmd_sites(int argc, char **argv)
 		return EXIT_TROUBLE;
 
 	s.exact_mode = env.exact;
+	if (env.pid) {
+		pid_t tgid = scan_tgid(env.pid);
+
+		if (tgid > 0 && tgid != env.pid) {
+			fprintf(stderr, "%s: %d is a thread of process %d: its mappings are the "
+				"process's\n", UT_NAME, env.pid, tgid);
+			env.pid = tgid;
+		}
+	}
 	if (env.pid && scan_pid(&s, env.pid) < 0)
 		rc = EXIT_TROUBLE;
 	for (i = 0; i < env.nr_files; i++)

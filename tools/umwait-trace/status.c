@@ -251,7 +251,8 @@ int cmd_status(int argc, char **argv)
 	}
 	if (n <= 0) {
 		die_msg("cannot read the CPUs' values: no %s (kernel without the umwait series, "
-			"or debugfs not mounted) and no /dev/cpu/0/msr (CONFIG_X86_MSR)", DEBUGFS_FILE);
+			"or debugfs not mounted) and no /dev/cpu/0/msr: load the msr driver (modprobe msr)",
+			DEBUGFS_FILE);
 		return EXIT_TROUBLE;
 	}
 

@@ -12,8 +12,16 @@ _umwait_trace()
 	fi
 
 	case $prev in
-	-p | --pid)
+	-p | --pid | -t | --tid)
 		_pids
+		return
+		;;
+	--cgroup)
+		_filedir -d
+		return
+		;;
+	--source)
+		mapfile -t COMPREPLY < <(compgen -W "auto umwait msr" -- "$cur")
 		return
 		;;
 	--format)
@@ -37,8 +45,8 @@ _umwait_trace()
 	local opts common="--help -? --usage --version -V"
 	case ${words[1]} in
 	status) opts="--format --json --output -o --verbose -v $common" ;;
-	events) opts="--timestamp -T --json --duration -d --verbose -v $common" ;;
-	caps) opts="--pid -p --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v $common" ;;
+	events) opts="--timestamp -T --json --duration -d --source --verbose -v $common" ;;
+	caps) opts="--pid -p --tid -t --cgroup --all --hist --hist-perturbing --exact --max-entries --residency --per-pid --timestamp -T --format --json --output -o --verbose -v $common" ;;
 	sites) opts="--pid -p --exact --verbose -v $common" ;;
 	*) return ;;
 	esac

@@ -34,6 +34,7 @@ struct site_val {
 	__u64 deadline;		/* outcome deadline: ran to it */
 	__u64 early;		/* outcome early: ended before it, CF=0 */
 	__u64 past;		/* outcome past: the deadline was behind already */
+	__u64 cgroup;		/* the cgroup v2 ID of its first counted wait's thread */
 	char comm[TASK_COMM_LEN];	/* the process's (its thread-group leader's) */
 	char exe[EXE_NAME_LEN];		/* its executable's file name */
 };
@@ -147,12 +148,51 @@ struct tsc_cal {
 	__u64 past_slack;	/* TSC cycles: a probe later than this after the deadline says past */
 };
 
-/* events: one record per firing of an umwait:* tracepoint */
+/*
+ * caps' looks at the processes' mappings (bpf/umwait-files.bpf.c): one
+ * record per executable mapping, with the inode its file really is (the
+ * mapping's file's f_inode: what uprobes bind, on overlayfs the layer's,
+ * which /proc/PID/maps shows in Linux 6.1 but not in 6.12).
+ */
+struct file_vma {
+	__u32 tgid;
+	__u32 dev;		/* the kernel's encoding: major << 20 | minor; 0: anonymous memory */
+	__u64 ino;		/* 0: anonymous memory */
+	__u64 start;
+	__u64 end;
+};
+
+#define KDEV_MAJOR(d)	((d) >> 20)
+#define KDEV_MINOR(d)	((d) & 0xfffff)
+
+/*
+ * events: one record per firing of an umwait:* tracepoint of the series; or,
+ * on a kernel without them, per write of IA32_UMWAIT_CONTROL (msr:write_msr,
+ * MSR 0xE1 only) and per sysfs store of max_time or enable_c02, which user
+ * space (events.c) turns into the same events.
+ */
 enum umwait_event_type {
 	UMWAIT_EV_CONTROL_UPDATE = 1,	/* sysfs write changed the cached value */
 	UMWAIT_EV_CPU_ONLINE,		/* hotplug online (and boot) wrote it */
 	UMWAIT_EV_CPU_OFFLINE,		/* hotplug offline restored the boot value */
 	UMWAIT_EV_RESUME,		/* syscore resume rewrote it */
+	UMWAIT_EV_MSR_WRITE,		/* msr:write_msr of 0xE1, on the CPU written; ctx says where from */
+	UMWAIT_EV_STORE_BEGIN,		/* a sysfs store of max_time or enable_c02 began (current: the writer) */
+	UMWAIT_EV_STORE_END,		/* ... and returned */
+};
+
+/*
+ * Which of umwait.c's paths a write of the MSR came from, known by kprobes
+ * on its functions: the sysfs update's per-CPU function (it runs on every
+ * CPU, in an IPI on all but the writer's, where the current task is
+ * whichever was interrupted), the hotplug callbacks, or syscore resume.
+ */
+enum umwait_ctx {
+	UMWAIT_CTX_NONE = 0,		/* none of them: another writer (the msr driver, say) */
+	UMWAIT_CTX_SYSFS,		/* umwait_update_control_msr */
+	UMWAIT_CTX_ONLINE,		/* umwait_cpu_online */
+	UMWAIT_CTX_OFFLINE,		/* umwait_cpu_offline */
+	UMWAIT_CTX_RESUME,		/* umwait_syscore_resume */
 };
 
 struct umwait_event {
@@ -162,8 +202,10 @@ struct umwait_event {
 	__u32 pid;		/* current task (tgid) */
 	__u32 target_cpu;	/* CPU whose MSR it is about; ~0 for all */
 	__u32 prev;		/* IA32_UMWAIT_CONTROL before (not for offline) */
-	__u32 control;		/* ... after */
+	__u32 control;		/* ... after; MSR_WRITE: the value written */
 	char comm[TASK_COMM_LEN];
+	__u32 ctx;		/* MSR_WRITE: enum umwait_ctx */
+	__u32 failed;		/* MSR_WRITE: the write faulted */
 };
 
 #define UMWAIT_ALL_CPUS	0xffffffffU

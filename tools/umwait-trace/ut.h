@@ -28,6 +28,8 @@ enum {
 	OPT_EXACT,
 	OPT_PER_PID,
 	OPT_ALL,
+	OPT_CGROUP,
+	OPT_SOURCE,
 };
 
 /* --format (caps, status); --json is --format json */
@@ -52,7 +54,10 @@ struct env {
 	bool all;		/* caps: every process's files, rescanned each interval */
 	enum format format;
 	const char *output;	/* -o: openmetrics into this file, else stdout */
-	pid_t pid;		/* -p: 0 = none */
+	pid_t pid;		/* -p: 0 = none; -t: the thread's process */
+	pid_t tid;		/* caps -t: this thread alone; 0 = none */
+	const char *cgroup;	/* caps --cgroup: a cgroup v2 directory; NULL = none */
+	int source;		/* events --source: enum event_source */
 	long interval;		/* seconds; 0 = only the final totals */
 	long count;		/* intervals; 0 = until Ctrl-C */
 	long duration;		/* -d: seconds; 0 = until Ctrl-C */
@@ -79,7 +84,10 @@ void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void setup_libbpf(void);
 int need_root(void);
+int need_bpf_caps(void);
+int need_uprobe_caps(void);
 int need_btf(void);
+int need_kernel(bool uprobes);
 
 /* signals.c: a main loop's wait on its ring buffer (if any) and its signals */
 struct ring_buffer;
