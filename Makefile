@@ -72,14 +72,14 @@ $(BUILD)/tools/%: tools/%.c tools/errname.h | $(BUILD)/tools
 # addresses (.text placed above the file offset it has): uprobes take offsets.
 FIXTURE_LDFLAGS := -Wl,--section-start=.text=0x7000
 
-$(BUILD)/tools/wait-paths: tests/fixtures/wait-paths.c tests/fixtures/wait-sites.S | $(BUILD)/tools
-	$(CC) $(CFLAGS) -Wall -Wextra -Werror -fPIE -pie $(FIXTURE_LDFLAGS) -o $@ $^
+$(BUILD)/tools/wait-paths: tests/fixtures/wait-paths.c tests/fixtures/wait-sites.S tests/fixtures/fixture.h | $(BUILD)/tools
+	$(CC) $(CFLAGS) -Wall -Wextra -Werror -fPIE -pie $(FIXTURE_LDFLAGS) -o $@ $(filter-out %.h,$^)
 
 $(BUILD)/tools/libwait-sites.so: tests/fixtures/wait-sites.S | $(BUILD)/tools
 	$(CC) $(CFLAGS) -shared -fPIC $(FIXTURE_LDFLAGS) -o $@ $<
 
 # dynamically linked: it loads libraries with dlopen
-$(BUILD)/tools/ut-target: tests/fixtures/ut-target.c | $(BUILD)/tools
+$(BUILD)/tools/ut-target: tests/fixtures/ut-target.c tests/fixtures/fixture.h | $(BUILD)/tools
 	$(CC) $(CFLAGS) -Wall -Wextra -Werror -mwaitpkg -pthread -o $@ $<
 
 $(BUILD)/tools/libut-sled.so: tests/fixtures/ut-sled.S | $(BUILD)/tools

@@ -22,6 +22,7 @@
 . /lab/tests/lib/guest.sh
 . /lab/tests/lib/checks.sh
 . /lab/tests/lib/caps.sh
+. /lab/tests/lib/target.sh
 . /lab/tests/lib/state.sh
 state_guard
 
@@ -31,28 +32,6 @@ lib=/lab/bin/libwait-sites.so
 tmp=$(mktemp -d)
 echo 100000 >$d/max_time
 
-# target OUT ARGS...: ut-target ARGS in the background (output in OUT), back
-# once it is ready (60 s at most); its PID in t_pid
-target() {
-	_o=$1
-	shift
-	: >"$_o"
-	"$@" >"$_o" 2>&1 &
-	t_pid=$!
-	until_true 60 grep -q '^ut-target: ready' "$_o"
-}
-
-# own OUT: the waits a ut-target counted, over its threads (or its library's)
-own() {
-	sed -n 's/^ut-target: .*waits=\([0-9]*\) .*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'
-}
-
-# run_to_end: SIGUSR1 to the ready target t_pid; back when it has exited
-run_to_end() {
-	kill -USR1 $t_pid
-	wait $t_pid
-}
-
 # gone PID: PID has ended; ended PID: its exit status once it ends by itself
 # (60 s at most: then it is killed, 137)
 gone() {
@@ -61,11 +40,6 @@ gone() {
 ended() {
 	until_true 60 gone "$1" || kill -KILL "$1" 2>/dev/null
 	wait "$1"
-}
-
-# waits_at OUT PATH: the waits of caps' last totals at the sites of PATH
-waits_at() {
-	caps_rows "$1" | awk -v f="$2" '$7 == f { s += $4 } END { print s + 0 }'
 }
 
 # series PROM FILE: the umwait_waits_total samples of FILE's sites in PROM, summed
@@ -158,7 +132,7 @@ kill -USR2 $b_pid
 wait $b_pid
 ut_end "first exits: caps --all exits 0 on Ctrl-C"
 is "$(own $tmp/b.run)" 30 "first exits: the other process ran 30 waits in the library after the attach"
-is "$(waits_at $tmp/first.out $tmp/lib-a.so)" 30 "first exits: caps counted them all"
+is "$(caps_waits_at $tmp/first.out $tmp/lib-a.so)" 30 "first exits: caps counted them all"
 
 # 4. the library is renamed over as caps opens it: a slide of NOPs now has
 #    its name, and runs; the probes must be on the file caps scanned
@@ -176,7 +150,7 @@ ut_end "renamed over: caps --all exits 0 on Ctrl-C"
 is "$rc $(cat $tmp/sled.run)" "0 ut-target: sled=1000" \
 	"renamed over: the library now at that name ran its 1000 slides and exited 0"
 # (a caps that printed no totals fails it too: it counted nothing either)
-is "$(caps_totals $tmp/ren.out | wc -w) $(waits_at $tmp/ren.out $tmp/lib-r.so) $(caps_count $tmp/ren.out unpaired)" "2 0 0" \
+is "$(caps_totals $tmp/ren.out | wc -w) $(caps_waits_at $tmp/ren.out $tmp/lib-r.so) $(caps_count $tmp/ren.out unpaired)" "2 0 0" \
 	"renamed over: caps' totals count no arrival there (no probe of the file scanned landed in the other)"
 kill -TERM $r_pid
 wait $r_pid
@@ -220,7 +194,7 @@ if [ "$ut_up" = 1 ]; then
 		/lab/bin/wait-paths --lib $tmp/lib-f.so -n 3 -c 20000 >$tmp/f.wp 2>&1
 		ut_dump $ut_pid $tmp/f.out
 		fixture_ok=$(sed -n 's/^wait-paths: site=[a-z]* waits=\([0-9]*\) .*/\1/p' $tmp/f.wp | awk '{ s += $1 } END { print s + 0 }')
-		counted=$(waits_at $tmp/f.out $tmp/lib-f.so)
+		counted=$(caps_waits_at $tmp/f.out $tmp/lib-f.so)
 	fi
 fi
 diag "retry: caps' open-file limit lowered to ${lim:-?}, then raised to 1024"

@@ -16,6 +16,7 @@
 . /lab/tests/lib/guest.sh
 . /lab/tests/lib/checks.sh
 . /lab/tests/lib/caps.sh
+. /lab/tests/lib/target.sh
 . /lab/tests/lib/state.sh
 state_guard
 
@@ -23,28 +24,6 @@ d=/sys/devices/system/cpu/umwait_control
 ut=/lab/bin/ut-target
 tmp=$(mktemp -d)
 echo 100000 >$d/max_time
-
-# target OUT ARGS...: ut-target ARGS in the background (output in OUT), back
-# once it is ready (60 s at most); its PID in t_pid, its threads in t_tids
-target() {
-	_o=$1
-	shift
-	: >"$_o"
-	"$@" >"$_o" 2>&1 &
-	t_pid=$!
-	until_true 60 grep -q '^ut-target: ready' "$_o"
-	t_tids=$(sed -n 's/^ut-target: ready pid=[0-9]* tids=//p' "$_o" | tr ',' ' ')
-}
-
-# own OUT [TID]: the waits ut-target counted (of thread TID alone), or its library's
-own() {
-	sed -n "s/^ut-target: ${2:+tid=$2 }.*waits=\([0-9]*\) .*/\1/p" "$1" | awk '{ s += $1 } END { print s + 0 }'
-}
-
-# waits_at OUT PATH: the waits of caps' last totals at the sites of PATH
-waits_at() {
-	caps_rows "$1" | awk -v f="$2" '$7 == f { s += $4 } END { print s + 0 }'
-}
 
 # 1. -p with the ID of a thread that is not the process's leader
 target $tmp/p.run $ut --threads 3 -n 20
@@ -85,7 +64,7 @@ kill -USR2 $t_pid
 wait $t_pid
 ut_end "dlopen: caps exits 0 on Ctrl-C"
 is "$(grep -c "lib-d.so mapped since caps attached" $tmp/d.out.err)" 1 "dlopen: said once"
-is "$(own $tmp/d.run) $(waits_at $tmp/d.out $tmp/lib-d.so)" "25 25" \
+is "$(own $tmp/d.run) $(caps_waits_at $tmp/d.out $tmp/lib-d.so)" "25 25" \
 	"dlopen: the library's 25 waits, counted by caps"
 
 # 4. anonymous executable memory (JIT code) in the process; caps ends by

@@ -11,6 +11,7 @@
 . /lab/tests/lib/guest.sh
 . /lab/tests/lib/checks.sh
 . /lab/tests/lib/caps.sh
+. /lab/tests/lib/target.sh
 . /lab/tests/lib/state.sh
 state_guard
 
@@ -28,11 +29,6 @@ in_cgroup() {
 	t_pid=$!
 	until_true 60 grep -q '^ut-target: ready' "$2"
 	echo $t_pid >$cg/$1/cgroup.procs
-}
-
-# own OUT: the waits ut-target counted
-own() {
-	sed -n 's/^ut-target: .*waits=\([0-9]*\) .*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'
 }
 
 # label PROM CGROUP: the sum of the umwait_waits_total series of that cgroup label

@@ -11,6 +11,7 @@
 #                              block: "PID COMM INSN WAITS CAPPED CAPPED% FILE
 #                              OFFSET SYMBOL" (the C0.x residency rows after it
 #                              are CPUs: left out)
+#   caps_waits_at OUT FILE     the waits of those rows at FILE's sites, summed
 #   caps_count OUT WHAT        the count of the "unended:" or "unpaired:" line
 #                              (0 when caps printed none)
 #   caps_outcomes OUT FILE     "capped=N deadline=N early=N past=N" of the last
@@ -56,6 +57,10 @@ caps_rows() {
 		/^C0\.x residency/ { on = 0 }
 		on && /^[0-9]/ { row[++n] = $0 }
 		END { for (i = 1; i <= n; i++) print row[i] }' "$1" 2>/dev/null
+}
+
+caps_waits_at() {
+	caps_rows "$1" | awk -v f="$2" '$7 == f { s += $4 } END { print s + 0 }'
 }
 
 caps_count() {
