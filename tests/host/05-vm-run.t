@@ -59,7 +59,7 @@ is "$(cat "$tmp/err")" "vm/run: --smp takes 1 to 8, not '9'" "with one line sayi
 
 "$top/vm/run" --no-build --kernel 5.10 -- true 2>"$tmp/err"
 is "$?" 2 "--kernel 5.10: exit 2"
-is "$(cat "$tmp/err")" "vm/run: --kernel takes 6.1, 6.12, 7.2, base, distro or distro-7.2, not '5.10'" "with one line naming the kernels it has"
+is "$(cat "$tmp/err")" "vm/run: --kernel takes 6.1, 6.12, 7.2, base, distro, distro-5.10, distro-6.12 or distro-7.2, not '5.10'" "with one line naming the kernels it has"
 
 LAB_QEMU=/nonexistent/qemu "$top/vm/run" --no-build -- true 2>"$tmp/err"
 is "$?" 2 "LAB_QEMU naming no executable: exit 2"
