@@ -6,7 +6,7 @@ check "umwait_control exists (6.1's own sysfs ABI)" test -d /sys/devices/system/
 check "no umwait trace events in this kernel" test ! -e /sys/kernel/tracing/events/umwait
 check "no debugfs umwait file in this kernel" test ! -e /sys/kernel/debug/x86/umwait/control
 
-# events reads msr:write_msr here (tests/guest-base/54); asked for the
+# events reads msr:write_msr here (tests/guest-debian/54); asked for the
 # series' tracepoints, it says in one line that they are missing
 umwait-trace events --source umwait >/tmp/out 2>/tmp/err
 is "$?" 2 "events --source umwait on a kernel without the series: exit status 2"

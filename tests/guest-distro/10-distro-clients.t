@@ -34,7 +34,7 @@ case "$out" in
 *) fail "status reads the MSRs through the msr module" "got: $out" ;;
 esac
 
-# events reads msr:write_msr on a stock kernel (tests/guest-base/54); the
+# events reads msr:write_msr on a stock kernel (tests/guest-debian/54); the
 # series' tracepoints asked for, it says in one line that they are missing
 umwait-trace events --source umwait >/tmp/out 2>/tmp/err
 is "$?" 2 "events --source umwait: exit status 2"
