@@ -40,28 +40,76 @@ _st_ctl=$_st_root/sys/devices/system/cpu/umwait_control
 _st_cpu=$_st_root/sys/devices/system/cpu
 _st_t=$_st_root/sys/kernel/tracing
 
-# _st_line KEY FILE: "KEY CONTENT" (CONTENT's lines joined by spaces), if FILE reads
+# _st_line KEY FILE: "KEY CONTENT" (CONTENT's lines joined by spaces), if FILE
+# reads; the shell's own read, not a process per file: the runner takes a
+# snapshot between every two files, and a process costs tens of milliseconds
+# in a TCG guest
 _st_line() {
 	[ -r "$2" ] || return 0
-	_st_v=$(tr '\n' ' ' <"$2" 2>/dev/null) || return 0
+	_st_v=
+	while IFS= read -r _st_l || [ -n "$_st_l" ]; do
+		_st_v="$_st_v$_st_l "
+	done <"$2" 2>/dev/null || return 0
 	echo "$1 ${_st_v% }"
 }
 
-# _st_procs: the PIDs and names of the lab's programs running, "PID COMM" each
+# _st_sysctls: "sysctl/NAME VALUE" of each of STATE_SYSCTLS, in one process:
+# a sysctl answers only a read from its start, which the shell's read, a
+# byte at a time, is not
+_st_sysctls() {
+	_st_v=
+	for _st_s in $STATE_SYSCTLS; do
+		[ -r "$_st_root/proc/sys/$_st_s" ] && _st_v="$_st_v $_st_root/proc/sys/$_st_s"
+	done
+	[ -n "$_st_v" ] || return 0
+	# shellcheck disable=SC2086
+	awk -v pfx="$_st_root/proc/sys/" 'FNR == 1 && NR > 1 { print line } FNR == 1 {
+		line = "sysctl/" substr(FILENAME, length(pfx) + 1) " " $0; next }
+		{ line = line " " $0 } END { if (NR) print line }' $_st_v 2>/dev/null
+}
+
+# _st_words CMD...: CMD's output, its words joined by single spaces
+_st_words() {
+	# shellcheck disable=SC2046
+	set -- $("$@")
+	echo "$*"
+}
+
+# _st_clock: the trace clock in use (the one trace_clock lists in brackets)
+_st_clock() {
+	IFS= read -r _st_l <$_st_t/trace_clock
+	_st_l=${_st_l#*\[}
+	echo "${_st_l%%]*}"
+}
+
+# _st_instances: tracefs's instances, by name
+_st_instances() {
+	_st_v=
+	for _st_i in $_st_t/instances/*; do
+		[ -e "$_st_i" ] && _st_v="$_st_v ${_st_i##*/}"
+	done
+	echo "${_st_v# }"
+}
+
+# _st_procs [comm]: the PIDs and names of the lab's programs running, "PID
+# COMM" each (with "comm", their names alone)
 _st_procs() {
-	cat $_st_root/proc/[0-9]*/stat 2>/dev/null | awk -v progs=" $STATE_PROGS " '{
+	cat $_st_root/proc/[0-9]*/stat 2>/dev/null | awk -v progs=" $STATE_PROGS " -v only="${1:-}" '{
 		i = index($0, " ("); j = 0
 		for (k = length($0); k > 0; k--) if (substr($0, k, 1) == ")") { j = k; break }
 		if (!i || !j) next
 		comm = substr($0, i + 2, j - i - 2)
-		if (index(progs, " " comm " ")) print $1, comm }'
+		if (index(progs, " " comm " ")) print (only == "comm" ? comm : $1 " " comm) }'
 }
 
 # _st_filters: "PATH:FILTER" of each filter set on an event of STATE_FILTERS
 _st_filters() {
+	_st_v=
 	for _st_s in $STATE_FILTERS; do
-		grep -Hv '^none$' $_st_t/events/$_st_s/*/filter 2>/dev/null
+		_st_v="$_st_v $_st_t/events/$_st_s/*/filter"
 	done
+	# shellcheck disable=SC2086
+	grep -Hv '^none$' $_st_v 2>/dev/null
 }
 
 # _st_mounts: /proc/mounts without tracefs's automount in debugfs
@@ -84,30 +132,36 @@ state_snapshot() {
 	# each online CPU's IA32_UMWAIT_CONTROL (changed behind the kernel's back
 	# through /dev/cpu/N/msr by some files)
 	if [ -z "$_st_root" ] && [ -d $_st_ctl ] && command -v msr >/dev/null; then
-		for _st_n in $(cd $_st_cpu && ls -d cpu[0-9]* | sed 's/^cpu//' | sort -n); do
-			[ "$(cat $_st_cpu/cpu$_st_n/online 2>/dev/null || echo 1)" = 1 ] || continue
+		for _st_n in $_st_cpu/cpu[0-9]*; do
+			_st_o=1
+			[ -r $_st_n/online ] && read -r _st_o <$_st_n/online
+			[ "$_st_o" = 1 ] || continue
+			_st_n=${_st_n##*/cpu}
 			echo "msr/0xe1/cpu$_st_n $(msr read $_st_n 0xe1 2>&1)"
 		done
 	fi
-	for _st_s in $STATE_SYSCTLS; do
-		_st_line "sysctl/$_st_s" "$_st_root/proc/sys/$_st_s"
-	done
+	_st_sysctls
 	if [ -e $_st_t/trace ]; then
 		_st_line tracefs/tracing_on $_st_t/tracing_on
 		_st_line tracefs/current_tracer $_st_t/current_tracer
-		echo "tracefs/trace_clock $(sed -n 's/.*\[\(.*\)\].*/\1/p' $_st_t/trace_clock)"
+		echo "tracefs/trace_clock $(_st_clock)"
 		_st_line tracefs/buffer_size_kb $_st_t/buffer_size_kb
-		echo "tracefs/set_event $(sort $_st_t/set_event | tr '\n' ' ' | sed 's/ $//')"
+		echo "tracefs/set_event $(_st_words sort $_st_t/set_event)"
 		# every filter that is set, on an event of STATE_FILTERS
 		_st_filters | sed "s|^$_st_t/events/\([^/]*\)/\([^/]*\)/filter:|tracefs/filter/\1:\2 |"
 		_st_line tracefs/trace_options $_st_t/trace_options
-		echo "tracefs/instances $(ls $_st_t/instances 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+		echo "tracefs/instances $(_st_instances)"
 	fi
 	# mounts: by mount point (a tmpfs left over /sys/kernel/btf, debugfs's
 	# mode), but tracefs's automount in debugfs, which any reader of
 	# /sys/kernel/debug/tracing makes
 	_st_mounts | awk '{ print "mount/" $2, $3, $4, $1 }' | sort
-	echo "procs $(_st_procs | awk '{ print $2 }' | sort | tr '\n' ' ' | sed 's/ $//')"
+	echo "procs $(_st_words _st_procs_sorted)"
+}
+
+# _st_procs_sorted: the names of the lab's programs running, sorted
+_st_procs_sorted() {
+	_st_procs comm | sort
 }
 
 state_save() {
@@ -222,7 +276,7 @@ state_restore() {
 		done
 		_st_put tracefs/current_tracer $_st_t/current_tracer "$(_st_value "$_st_saved" tracefs/current_tracer)"
 		_st_v=$(_st_value "$_st_saved" tracefs/trace_clock)
-		if [ "$(sed -n 's/.*\[\(.*\)\].*/\1/p' $_st_t/trace_clock)" != "$_st_v" ]; then
+		if [ "$(_st_clock)" != "$_st_v" ]; then
 			echo "$_st_v" >$_st_t/trace_clock
 			echo "# state: tracefs/trace_clock: -> '$_st_v'"
 		fi
@@ -249,7 +303,7 @@ state_restore() {
 			echo "# state: $_st_k: -> '$_st_v'"
 		done
 		_st_v=$(_st_value "$_st_saved" tracefs/set_event)
-		if [ "$(sort $_st_t/set_event | tr '\n' ' ' | sed 's/ $//')" != "$_st_v" ]; then
+		if [ "$(_st_words sort $_st_t/set_event)" != "$_st_v" ]; then
 			printf "" >$_st_t/set_event
 			for _st_e in $_st_v; do
 				echo "$_st_e" >>$_st_t/set_event
