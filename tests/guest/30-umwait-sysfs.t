@@ -9,9 +9,13 @@ d=/sys/devices/system/cpu/umwait_control
 c02=$d/enable_c02
 mt=$d/max_time
 
-# state: both values on one line, to compare before and after a write
+# state: both values on one line, to compare before and after a write (read
+# by the shell itself: the transcript below takes some 300 states, and a cat
+# is a process; where a file does not read, cat's error is its value)
 state() {
-	echo "enable_c02=$(cat $c02 2>&1) max_time=$(cat $mt 2>&1)"
+	IFS= read -r _sc 2>/dev/null <$c02 || _sc=$(cat $c02 2>&1)
+	IFS= read -r _sm 2>/dev/null <$mt || _sm=$(cat $mt 2>&1)
+	echo "enable_c02=$_sc max_time=$_sm"
 }
 
 # accepts FILE DATA WANT: one write(2) of DATA succeeds and FILE then reads WANT
