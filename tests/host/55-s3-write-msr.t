@@ -15,6 +15,7 @@
 #    back, and each cycle's trace holds the restore's own traced write of
 #    MSR_GS_BASE on cpu0 (the first write after the GS base is back).
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/console.sh"
 top=$(cd "$(dirname "$0")/.." && pwd)/..
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -45,8 +46,7 @@ s3() {
 		rc=$?
 		err=$(cat "$tmp/err")
 		[ -n "$out" ] && break
-		diag "$1: boot $try of ${2:-1} crashed before the command: $(echo "$err" |
-			grep -m2 'RIP: \|Kernel panic' | sed 's/.*\] //' | tr '\n' ' ')"
+		diag "$1: boot $try of ${2:-1} crashed before the command: $(echo "$err" | crash_where)"
 	done
 	echo "$out" | sed "s/^/# $1: /"
 }
