@@ -4,8 +4,9 @@
 # and its backports patches/6.12 and patches/6.1 on their trees with their
 # configs (PARAVIRT_XXL, where rdmsr() is a paravirt call and an unused high
 # half warns, and everything else Debian enables). After each patch, every
-# object the series has changed so far is rebuilt with W=1 and sparse (C=1) by
-# vm/build-w1, cached by vm/ensure under a key of its inputs: neither may report
+# object it changes (all the series has changed so far, for a header) is
+# rebuilt with W=1 and sparse (C=1) by vm/build-w1, cached by vm/ensure
+# under a key of its inputs: neither may report
 # anything on them that it does not report on the same files without the series
 # (arch/x86/power/cpu.c has reports of its own: sparse's "symbol 'saved_context'
 # was not declared" in every tree, and in 6.1 W=1's missing prototype of
