@@ -9,26 +9,29 @@ d=/sys/devices/system/cpu/umwait_control
 c02=$d/enable_c02
 mt=$d/max_time
 
-# state: both values on one line, to compare before and after a write (read
-# by the shell itself: the transcript below takes some 300 states, and a cat
-# is a process; where a file does not read, cat's error is its value)
+# state: both values on one line into $st, to compare before and after a
+# write (read by this shell itself: the transcript below takes some 300
+# states, and a cat, or a $(...), is a process each; where a file does not
+# read, cat's error is its value)
 state() {
 	IFS= read -r _sc 2>/dev/null <$c02 || _sc=$(cat $c02 2>&1)
 	IFS= read -r _sm 2>/dev/null <$mt || _sm=$(cat $mt 2>&1)
-	echo "enable_c02=$_sc max_time=$_sm"
+	st="enable_c02=$_sc max_time=$_sm"
 }
 
 # accepts FILE DATA WANT: one write(2) of DATA succeeds and FILE then reads WANT
 accepts() {
-	is "$(lab-write "$1" "$2")" OK "$(basename "$1") accepts '$2'"
-	is "$(cat "$1")" "$3" "$(basename "$1") reads $3 after '$2'"
+	is "$(lab-write "$1" "$2")" OK "${1##*/} accepts '$2'"
+	is "$(cat "$1")" "$3" "${1##*/} reads $3 after '$2'"
 }
 
 # rejects FILE DATA ERRNO: one write(2) of DATA fails with ERRNO and changes nothing
 rejects() {
-	_before=$(state)
-	is "$(lab-write "$1" "$2")" "$3" "$(basename "$1") rejects '$2' with $3"
-	is "$(state)" "$_before" "$(basename "$1"): nothing changed after '$2'"
+	state
+	_before=$st
+	is "$(lab-write "$1" "$2")" "$3" "${1##*/} rejects '$2' with $3"
+	state
+	is "$st" "$_before" "${1##*/}: nothing changed after '$2'"
 }
 
 check "umwait_control directory exists" test -d $d
@@ -57,9 +60,11 @@ for v in 2 x maybe -1 " 1" o ox O; do
 	rejects $c02 "$v" EINVAL
 done
 is "$(lab-write -x $c02 0a)" EINVAL "enable_c02 rejects an empty line with EINVAL"
-is "$(state)" "enable_c02=1 max_time=100000" "nothing changed after the empty line"
+state
+is "$st" "enable_c02=1 max_time=100000" "nothing changed after the empty line"
 is "$(lab-write $c02 '')" OK "a zero-length write is a no-op (sysfs never calls store)"
-is "$(state)" "enable_c02=1 max_time=100000" "nothing changed after the zero-length write"
+state
+is "$st" "enable_c02=1 max_time=100000" "nothing changed after the zero-length write"
 
 # max_time: u32 in decimal, hex or octal, low two bits zero, 0 means no limit
 accepts $mt 400000 400000
@@ -94,9 +99,11 @@ is "$(lab-write $mt '')" OK "a zero-length write to max_time is a no-op"
 # enable_c02 and max_time share one register value: each keeps the other
 lab-write $mt 400000 >/dev/null
 lab-write $c02 0 >/dev/null
-is "$(state)" "enable_c02=0 max_time=400000" "enable_c02=0 keeps max_time"
+state
+is "$st" "enable_c02=0 max_time=400000" "enable_c02=0 keeps max_time"
 lab-write $mt 200000 >/dev/null
-is "$(state)" "enable_c02=0 max_time=200000" "max_time keeps enable_c02=0"
+state
+is "$st" "enable_c02=0 max_time=200000" "max_time keeps enable_c02=0"
 rejects $mt 200001 EINVAL
 rejects $c02 x EINVAL
 
@@ -104,19 +111,22 @@ rejects $c02 x EINVAL
 # it, one "# sysfs-transcript:" line each. The same file runs on the kernel
 # without the series (tests/guest-base), and tests/host/30-umwait-sysfs-abi.t
 # requires the two transcripts to be identical.
-# tr_one FILE LABEL C02 MT [-x] DATA: from enable_c02=C02 max_time=MT, write DATA
+# tr_one FILE LABEL C02 MT [-x] DATA: from enable_c02=C02 max_time=MT (set
+# by the shell's own printf: valid values, and no process), write DATA
 tr_one() {
 	_f=$1 _label=$2
-	lab-write $c02 "$3" >/dev/null
-	lab-write $mt "$4" >/dev/null
-	_from=$(state)
+	printf %s "$3" >$c02
+	printf %s "$4" >$mt
+	state
+	_from=$st
 	shift 4
 	if [ "$1" = -x ]; then
 		_r=$(lab-write -x "$_f" "$2")
 	else
 		_r=$(lab-write "$_f" "$1")
 	fi
-	echo "# sysfs-transcript: $(basename "$_f") '$_label' from $_from -> $_r $(state)"
+	state
+	echo "# sysfs-transcript: ${_f##*/} '$_label' from $_from -> $_r $st"
 }
 # tr_in FILE INPUT...: each printable INPUT, from two states
 tr_in() {
@@ -162,5 +172,6 @@ OK" "transcript done, back to the defaults"
 # restore the defaults
 lab-write $mt 100000 >/dev/null
 lab-write $c02 1 >/dev/null
-is "$(state)" "enable_c02=1 max_time=100000" "defaults restored"
+state
+is "$st" "enable_c02=1 max_time=100000" "defaults restored"
 done_testing
