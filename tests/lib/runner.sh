@@ -141,19 +141,26 @@ kernel_clean() {
 	fi
 }
 
-# stage NAME CMD...: run CMD, note how long it took in $out/stages ("NAME
-# SECONDS [cached]": cached when a vm/ensure built nothing); CMD's stdout is
-# the stage's; its status is returned
+# cpu_seconds FILE: the CPU seconds (user and system) of the children a
+# shell waited for, from what bash's times builtin wrote to FILE
+cpu_seconds() {
+	awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
+		printf "%d", t + 0.5 }' "$1" 2>/dev/null
+}
+
+# stage NAME CMD...: run CMD, note how long it took and the CPU time it used
+# in $out/stages ("NAME SECONDS [cached] CPU": cached when a vm/ensure built
+# nothing); CMD's stdout is the stage's; its status is returned
 stage() {
 	local name=$1 t0 rc note= err
 	shift
 	err=$out/stage-$(printf '%s' "$name" | tr -c 'a-z0-9.' _).err
 	t0=$(date +%s)
-	"$@" 2>"$err"
+	( "$@"; rc=$?; times >"$err.cpu"; exit $rc ) 2>"$err"
 	rc=$?
 	cat "$err" >&2
 	grep -q 'ensure: building' "$err" || case "$*" in *vm/ensure*) note=" cached" ;; esac
-	printf '%s\t%s%s\n' "$name" $(($(date +%s) - t0)) "$note" >>"$out/stages"
+	printf '%s\t%s\t%s\t%s\n' "$name" $(($(date +%s) - t0)) "$note" "$(cpu_seconds "$err.cpu")" >>"$out/stages"
 	return $rc
 }
 
@@ -182,7 +189,8 @@ boot_start() {
 		"$top/vm/run" --no-build --console "$out/console-$name.log" "$@" \
 			>"$out/guest-$name.log" 2>"$out/guest-$name.err"
 		echo $? >"$out/rc-$name"
-		printf 'boot %s\t%s\n' "$name" $(($(date +%s) - t0)) >>"$out/stages"
+		times >"$out/cpu-$name"
+		printf 'boot %s\t%s\t\t%s\n' "$name" $(($(date +%s) - t0)) "$(cpu_seconds "$out/cpu-$name")" >>"$out/stages"
 	) &
 	eval "boot_pid_${name//[^a-zA-Z0-9]/_}=$!"
 }
